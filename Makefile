@@ -1,0 +1,62 @@
+# Two commands do all the set-up: `make lab` (learn) and `make test` (prove).
+# Both create .venv on first use and are no-ops for the install on later runs.
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.course-installed
+KERNEL := pytorch-internals
+# The torch build to install. This pin takes the CPU wheel on Linux; on a Mac use
+# `make lab TORCH_SPEC=torch` to get PyPI's macOS wheel, which includes the MPS backend.
+TORCH_SPEC ?= torch==2.13.0
+JOBS ?= 2
+NBVAL := --nbval-lax --nbval-current-env --nbval-sanitize-with tests/nbval_sanitize.cfg
+
+.PHONY: lab test test-unit test-notebooks test-browser lint format notebooks slides site doctor clean
+
+$(STAMP): pyproject.toml
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install -q "$(TORCH_SPEC)"
+	$(BIN)/python -m pip install -q -e '.[dev]'
+	$(BIN)/python -m ipykernel install --sys-prefix --name $(KERNEL) \
+		--display-name "PyTorch internals (course)" >/dev/null
+	touch $(STAMP)
+
+venv: $(STAMP)
+
+lab: $(STAMP)
+	$(BIN)/jupyter lab notebooks/00_start_here.ipynb $(LAB_ARGS)
+
+test: $(STAMP)
+	$(BIN)/python -m pytest -n $(JOBS) -p no:cacheprovider tests notebooks $(NBVAL) -m "not browser"
+
+test-unit: $(STAMP)
+	$(BIN)/python -m pytest -n $(JOBS) tests -m "not browser"
+
+test-notebooks: $(STAMP)
+	$(BIN)/python -m pytest -n $(JOBS) notebooks $(NBVAL)
+
+test-browser: $(STAMP)
+	$(BIN)/python -m pytest tests -m browser -v
+
+lint: $(STAMP)
+	$(BIN)/ruff check course tests scripts benchmarks notebooks
+	$(BIN)/ruff format --check course tests scripts benchmarks
+
+format: $(STAMP)
+	$(BIN)/ruff format course tests scripts benchmarks
+	$(BIN)/ruff check --fix course tests scripts benchmarks notebooks
+
+notebooks: $(STAMP)
+	$(BIN)/python scripts/execute_notebooks.py $(NB)
+
+slides: $(STAMP)
+	$(BIN)/python scripts/build_site.py --slides
+
+site: $(STAMP)
+	$(BIN)/python scripts/build_site.py --site
+
+doctor: $(STAMP)
+	$(BIN)/python -m course doctor
+
+clean:
+	rm -rf build .pytest_cache .ruff_cache

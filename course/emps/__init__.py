@@ -1,0 +1,69 @@
+"""An emulated Apple-MPS backend with the historical bugs, reachable on any machine.
+
+Use it the way you would use "mps":
+
+    from course import emps
+    model.to(emps.DEVICE)            # or model.to("emps")
+    with emps.use_profile("2.4-macos14"):
+        ...                           # addcmul_/addcdiv_ fixed, random ops still broken
+    with emps.record() as log:
+        optimizer.step()              # log.events: every emulated kernel call
+
+See `course.emps.device` for how it plugs into PyTorch's dispatcher, `course.emps.kernels` for
+the working and broken kernel patterns, and `course.emps.profiles` for the version history.
+"""
+
+from __future__ import annotations
+
+import torch
+
+from course.emps.backend import (
+    Backend,
+    current_backend,
+    current_profile,
+    set_profile,
+    use_backend,
+    use_profile,
+)
+from course.emps.device import DEVICE, FLOAT64_MESSAGE, EmulatedTensor, is_emulated, register
+from course.emps.kernels import (
+    KernelCall,
+    gather_compute_scatter,
+    output_placeholder,
+    write_through_placeholder,
+)
+from course.emps.placeholder import OutputPlaceholder, Placeholder
+from course.emps.profiles import (
+    ADAM_FAMILIES,
+    DEFAULT_PROFILE,
+    PROFILES,
+    RANDOM_FAMILIES,
+    Profile,
+    get_profile,
+)
+from course.emps.record import KernelEvent, Recorder, record
+
+register()
+
+__all__ = [
+    "ADAM_FAMILIES", "DEFAULT_PROFILE", "DEVICE", "FLOAT64_MESSAGE", "PROFILES", "RANDOM_FAMILIES",
+    "Backend", "EmulatedTensor", "KernelCall", "KernelEvent", "OutputPlaceholder", "Placeholder",
+    "Profile", "Recorder", "current_backend", "current_profile", "gather_compute_scatter",
+    "get_profile", "is_emulated", "output_placeholder", "record", "register", "set_profile",
+    "to_device", "use_backend", "use_profile", "write_through_placeholder",
+]
+
+
+def to_device(obj):
+    """Move a tensor or module to the emulated device (same as `.to("emps")`)."""
+    return obj.to(DEVICE)
+
+
+def redesigned_backend(profile: str | Profile = DEFAULT_PROFILE) -> Backend:
+    """A backend whose every kernel uses OutputPlaceholder: no lost writes, on any profile."""
+    return Backend(get_profile(profile), design="output-placeholder")
+
+
+def device() -> torch.device:
+    """The emulated device as a torch.device."""
+    return torch.device(DEVICE)

@@ -1,0 +1,79 @@
+"""Which kernel runs for which op: a profile's bugs, a learner's overrides, or the redesign.
+
+The active backend is process state, changed only through `use_backend` / `use_profile`
+(context managers that restore the previous backend even when the block raises) or
+`set_profile` (for a notebook that stays on one profile).
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+
+from course.emps import kernels
+from course.emps.kernels import Kernel
+from course.emps.profiles import DEFAULT_PROFILE, Profile, get_profile
+from course.errors import require_choice
+
+DESIGNS = ("placeholder", "output-placeholder")
+
+
+@dataclass(frozen=True)
+class Backend:
+    """A profile plus optional per-family kernel overrides and a kernel design."""
+
+    profile: Profile
+    overrides: Mapping[str, Kernel] = field(default_factory=dict)
+    design: str = "placeholder"
+
+    def __post_init__(self) -> None:
+        require_choice("design", self.design, DESIGNS)
+
+    def kernel_for(self, family: str) -> Kernel:
+        """The kernel this backend runs for a structured kernel family."""
+        if family in self.overrides:
+            return self.overrides[family]
+        if self.design == "output-placeholder":
+            return kernels.output_placeholder
+        if family in self.profile.broken:
+            return kernels.write_through_placeholder
+        return kernels.gather_compute_scatter
+
+
+_STATE = {"backend": Backend(get_profile(DEFAULT_PROFILE))}
+
+
+def current_backend() -> Backend:
+    """The backend emulated kernels use right now."""
+    return _STATE["backend"]
+
+
+def current_profile() -> Profile:
+    """The profile of the active backend."""
+    return _STATE["backend"].profile
+
+
+@contextlib.contextmanager
+def use_backend(backend: Backend) -> Iterator[Backend]:
+    """Run a block on `backend`, restoring the previous one afterwards, also on error."""
+    previous = _STATE["backend"]
+    _STATE["backend"] = backend
+    try:
+        yield backend
+    finally:
+        _STATE["backend"] = previous
+
+
+@contextlib.contextmanager
+def use_profile(profile: str | Profile) -> Iterator[Backend]:
+    """Run a block on one of the version profiles (see `course.emps.PROFILES`)."""
+    with use_backend(Backend(get_profile(profile))) as backend:
+        yield backend
+
+
+def set_profile(profile: str | Profile) -> Profile:
+    """Switch the process to a profile; returns the previous one so it can be restored."""
+    previous = current_profile()
+    _STATE["backend"] = Backend(get_profile(profile))
+    return previous

@@ -1,0 +1,108 @@
+"""The emulated MPS kernels: one pattern that works, one that loses writes, and the redesign.
+
+Every mutating op on the emulated device (in-place `x.op_()` or `op(..., out=x)`) becomes a
+`KernelCall` and is handed to a kernel. The kernels differ only in how they treat the output:
+
+- `gather_compute_scatter` is the pattern of the working MPS kernels (`binaryOpTensor` in
+  BinaryOps.mm, used by `mul_`, `add_`...): a non-contiguous output gets a contiguous temporary,
+  the graph writes there, and the kernel copies the result back.
+- `write_through_placeholder` is the pattern of `addc_mul_div_out_mps` in torch 2.2.1 and of the
+  random ops before pytorch#165267: the output goes straight to a Placeholder, whose silent copy
+  receives the result, which is then dropped.
+- `output_placeholder` is the redesign from notebook 06: see Note [The leaky Placeholder].
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+import torch
+
+from course.emps.placeholder import OutputPlaceholder, Placeholder
+from course.emps.record import KernelEvent, emit, recording
+
+
+@dataclass
+class KernelCall:
+    """One mutating op call as a kernel sees it: the output to write and the inputs to read."""
+
+    op: str
+    family: str
+    output: torch.Tensor
+    inputs: list[torch.Tensor]
+    graph: Callable[[torch.Tensor, Sequence[torch.Tensor]], None]
+    strided_buffers: bool = False
+    temporaries: int = 0
+    last_buffer: torch.Tensor | None = field(default=None, repr=False)
+
+    def placeholder(self, tensor: torch.Tensor) -> Placeholder:
+        """Wrap a tensor for the graph (gathering a contiguous copy if it is not contiguous)."""
+        return self._count(Placeholder(tensor, self.strided_buffers))
+
+    def output_placeholder(self, tensor: torch.Tensor) -> OutputPlaceholder:
+        """Wrap an output for the graph; it copies the result back when its `with` block ends."""
+        return self._count(OutputPlaceholder(tensor, self.strided_buffers))
+
+    def run_graph(self, output: Placeholder, inputs: Sequence[Placeholder]) -> None:
+        """Run the op's MPSGraph: read the input buffers, write the output buffer."""
+        self.last_buffer = output.buffer
+        self.graph(output.buffer, [p.buffer for p in inputs])
+
+    def _count(self, placeholder):
+        self.temporaries += int(placeholder.gathered)
+        return placeholder
+
+
+Kernel = Callable[[KernelCall], None]
+
+
+def gather_compute_scatter(call: KernelCall) -> None:
+    """The working pattern: compute into a contiguous temporary, then copy back into the output."""
+    needs_copy = not call.output.is_contiguous() and not call.strided_buffers
+    result = call.output.contiguous() if needs_copy else call.output
+    call.temporaries += int(needs_copy)
+    output = call.placeholder(result)
+    inputs = [call.placeholder(t) for t in call.inputs]
+    call.run_graph(output, inputs)
+    if needs_copy:
+        call.output.copy_(result)
+
+
+def write_through_placeholder(call: KernelCall) -> None:
+    """The broken pattern: the output goes straight to a Placeholder, so its copy gets the result."""
+    output = call.placeholder(call.output)
+    inputs = [call.placeholder(t) for t in call.inputs]
+    call.run_graph(output, inputs)
+
+
+def output_placeholder(call: KernelCall) -> None:
+    """The redesign: an output placeholder writes back on exit, so no kernel can forget."""
+    with call.output_placeholder(call.output) as output:
+        inputs = [call.placeholder(t) for t in call.inputs]
+        call.run_graph(output, inputs)
+
+
+def run_kernel(kernel: Kernel, call: KernelCall) -> None:
+    """Run a kernel on a call, and record what happened if anyone is listening."""
+    if not recording():
+        kernel(call)
+        return
+    start = time.perf_counter()
+    kernel(call)
+    seconds = time.perf_counter() - start
+    buffer = call.last_buffer
+    wrote_elsewhere = buffer is not None and buffer.data_ptr() != call.output.data_ptr()
+    lost = wrote_elsewhere and not torch.equal(buffer, call.output)
+    emit(KernelEvent(
+        op=call.op,
+        family=call.family,
+        kernel=getattr(kernel, "__name__", repr(kernel)),
+        shape=tuple(call.output.shape),
+        stride=tuple(call.output.stride()),
+        contiguous=call.output.is_contiguous(),
+        temporaries=call.temporaries,
+        lost_write=bool(lost),
+        seconds=seconds,
+    ))

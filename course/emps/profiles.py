@@ -1,0 +1,80 @@
+"""Version profiles of the emulated Apple-MPS backend: which kernels drop writes, and why.
+
+Each profile mirrors a real combination of PyTorch and macOS. A *family* names a structured
+kernel family: "addcmul" covers `addcmul_` and `addcmul.out`, because both run one out= kernel
+(`addc_mul_div_out_mps` in aten/src/ATen/native/mps/operations/PointwiseOps.mm).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+from course.errors import CourseError
+
+ADAM_FAMILIES = frozenset({"addcmul", "addcdiv"})
+RANDOM_FAMILIES = frozenset({"normal", "uniform", "exponential", "random", "bernoulli"})
+
+
+@dataclass(frozen=True)
+class Profile:
+    """One emulated stack: the kernel families whose writes to non-contiguous outputs are lost."""
+
+    name: str
+    label: str
+    broken: frozenset[str]
+    strided_buffers: bool = False  # macOS 15: MPSGraph reads/writes strided arrays, no temporaries
+    references: tuple[str, ...] = ()
+
+    def with_broken(self, broken: set[str] | frozenset[str], name: str | None = None) -> Profile:
+        """A copy of this profile with a different broken set (used by the bug switchboard)."""
+        unknown = set(broken) - (ADAM_FAMILIES | RANDOM_FAMILIES)
+        if unknown:
+            allowed = ", ".join(sorted(ADAM_FAMILIES | RANDOM_FAMILIES))
+            raise CourseError(f"unknown kernel families {sorted(unknown)}; known: {allowed}")
+        label = f"{self.label} with broken={sorted(broken) or 'none'}"
+        return replace(self, name=name or f"{self.name}+custom", label=label, broken=frozenset(broken))
+
+
+PROFILES: dict[str, Profile] = {
+    p.name: p
+    for p in (
+        Profile(
+            "2.2.1-macos14",
+            "PyTorch 2.2.1 on macOS 14: addcmul_/addcdiv_ and in-place random ops drop writes",
+            ADAM_FAMILIES | RANDOM_FAMILIES,
+            references=("pytorch#118115 (addcmul_/addcdiv_ on non-contiguous outputs)",
+                        "pytorch#165257 (in-place random ops on non-contiguous tensors)"),
+        ),
+        Profile(
+            "2.4-macos14",
+            "PyTorch 2.4 on macOS 14: addcmul_/addcdiv_ fixed, random ops still drop writes",
+            RANDOM_FAMILIES,
+            references=("pytorch#124442 (fix: gather, compute, copy back in addc_mul_div_out_mps)",
+                        "pytorch#165257 (random ops still broken)"),
+        ),
+        Profile(
+            "fixed-macos14",
+            "PyTorch with pytorch#165267 on macOS 14: no lost writes, but temporaries remain",
+            frozenset(),
+            references=("pytorch#165267 (fix for the in-place random ops)",),
+        ),
+        Profile(
+            "macos15",
+            "A recent PyTorch on macOS 15: MPSGraph takes strided arrays, no temporaries at all",
+            frozenset(),
+            strided_buffers=True,
+            references=("macOS 15 added strided MPSGraph arrays, making the copies unnecessary",),
+        ),
+    )
+}
+
+DEFAULT_PROFILE = "2.2.1-macos14"
+
+
+def get_profile(name: str | Profile) -> Profile:
+    """Look up a profile by name (a Profile passes through)."""
+    if isinstance(name, Profile):
+        return name
+    if name not in PROFILES:
+        raise CourseError(f"unknown emulated profile {name!r}; choose one of: {', '.join(PROFILES)}")
+    return PROFILES[name]

@@ -1,0 +1,165 @@
+"""Auto-checked exercises: a checker that says precisely what is wrong, a hint, then a solution.
+
+Every exercise in the course is an `Exercise` registered here by the module that teaches its
+concept. A learner's cell calls `check(name, answer)`; after a miss it suggests `hint(name)`, and
+only after the hint does `solution(name)` reveal the reference (instructors skip the gate with
+`COURSE_INSTRUCTOR=1` or `instructor_mode(True)`). Each exercise carries its reference answer and
+plausible wrong answers, and the test suite runs all of them through the checker, so no checker
+can silently accept everything.
+"""
+
+from __future__ import annotations
+
+import html
+import importlib
+import inspect
+import os
+import textwrap
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from course.errors import CourseError
+
+
+@dataclass
+class Verdict:
+    """The outcome of one check: passed or not, with what was wrong and yours vs expected."""
+
+    passed: bool
+    message: str
+    yours: str = ""
+    expected: str = ""
+
+    def __str__(self) -> str:
+        mark = "PASSED" if self.passed else "NOT YET"
+        lines = [f"[{mark}] {self.message}"]
+        if self.yours or self.expected:
+            lines += [f"  yours:    {self.yours}", f"  expected: {self.expected}"]
+        return "\n".join(lines)
+
+    __repr__ = __str__
+
+    def _repr_html_(self) -> str:
+        colour = "#1b7f3b" if self.passed else "#b00020"
+        body = html.escape(str(self)).replace("\n", "<br>")
+        return f"<pre style='color:{colour};white-space:pre-wrap'>{body}</pre>"
+
+
+def passed(message: str) -> Verdict:
+    """A passing verdict."""
+    return Verdict(True, message)
+
+
+def failed(message: str, yours: object = "", expected: object = "") -> Verdict:
+    """A failing verdict that shows the learner's value beside the expected one."""
+    return Verdict(False, message, str(yours), str(expected))
+
+
+@dataclass
+class Exercise:
+    """One exercise: its checker, hint, reference answer and known wrong answers."""
+
+    name: str
+    prompt: str
+    checker: Callable[[Any], Verdict]
+    hint: str
+    reference: Callable[[], Any]
+    wrong_answers: tuple[Callable[[], Any], ...] = field(default_factory=tuple)
+
+    def solution_source(self) -> str:
+        """The reference answer's source code, as a learner would write it."""
+        return textwrap.dedent(inspect.getsource(self.reference))
+
+
+_REGISTRY: dict[str, Exercise] = {}
+_HINTS_SEEN: set[str] = set()
+_INSTRUCTOR = {"on": os.environ.get("COURSE_INSTRUCTOR", "") not in ("", "0")}
+
+# Modules that define exercises; imported on demand so `all_exercises()` sees every one.
+EXERCISE_MODULES = (
+    "course.isolate",
+    "course.adam",
+    "course.strides",
+    "course.dispatch",
+    "course.placeholder_lab",
+    "course.audit",
+    "course.checklist",
+)
+
+
+def register(exercise: Exercise) -> Exercise:
+    """Add an exercise to the registry (idempotent for re-imports of the same module)."""
+    _REGISTRY[exercise.name] = exercise
+    return exercise
+
+
+def all_exercises() -> dict[str, Exercise]:
+    """Every exercise in the course, importing the modules that define them."""
+    for module in EXERCISE_MODULES:
+        try:
+            importlib.import_module(module)
+        except ModuleNotFoundError as exc:
+            if exc.name != module:
+                raise
+    return dict(_REGISTRY)
+
+
+def get(name: str) -> Exercise:
+    """Look up an exercise by name, with the list of names if it does not exist."""
+    exercises = all_exercises()
+    if name not in exercises:
+        raise CourseError(f"no exercise named {name!r}; known exercises: {', '.join(sorted(exercises))}")
+    return exercises[name]
+
+
+def check(name: str, answer: Any) -> Verdict:
+    """Check a learner's answer; never raises, whatever the answer does."""
+    exercise = get(name)
+    if answer is Ellipsis or answer is None:
+        return failed("not attempted yet: replace the `...` with your answer, then run the cell.")
+    try:
+        verdict = exercise.checker(answer)
+    except NotImplementedError:
+        verdict = failed("not attempted yet: your function still raises NotImplementedError.")
+    except Exception as exc:
+        verdict = failed(f"checking your answer raised {type(exc).__name__}: {exc}")
+    if not verdict.passed and name not in _HINTS_SEEN and not _INSTRUCTOR["on"]:
+        verdict.message += f"\n  stuck? run hint({name!r})"
+    return verdict
+
+
+def hint(name: str) -> str:
+    """Show the hint for an exercise, and unlock its solution."""
+    exercise = get(name)
+    _HINTS_SEEN.add(name)
+    return Text(f"Hint for {name}: {exercise.hint}\n(still stuck? solution({name!r}))")
+
+
+def solution(name: str) -> str:
+    """The reference solution, shown once the hint has been seen (or in instructor mode)."""
+    exercise = get(name)
+    if name not in _HINTS_SEEN and not _INSTRUCTOR["on"]:
+        return Text(f"Try the hint first: hint({name!r}). Then solution({name!r}) shows the answer.")
+    return Text(f"Reference solution for {name}:\n\n{exercise.solution_source()}")
+
+
+def instructor_mode(on: bool = True) -> None:
+    """Reveal every solution without hints (for instructors preparing a session)."""
+    _INSTRUCTOR["on"] = bool(on)
+
+
+def reveal_all() -> str:
+    """Every exercise's prompt and reference solution (instructor mode only)."""
+    if not _INSTRUCTOR["on"]:
+        raise CourseError("reveal_all() is for instructors: set COURSE_INSTRUCTOR=1 or call "
+                          "instructor_mode(True) first")
+    parts = [f"## {ex.name}\n{ex.prompt}\n\n{ex.solution_source()}" for ex in all_exercises().values()]
+    return Text("\n\n".join(parts))
+
+
+class Text(str):
+    """A string that displays as itself (not as a quoted repr) in a notebook."""
+
+    def __repr__(self) -> str:
+        return str(self)

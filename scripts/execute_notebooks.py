@@ -1,0 +1,79 @@
+"""Re-execute course notebooks in place so their stored outputs stay true (`make notebooks`).
+
+Each notebook is run top to bottom in a fresh kernel (the "restart and run all" a learner does),
+then normalised: slide metadata derived from headings, volatile metadata dropped, and the hash
+of its code cells recorded so `tests/test_notebook_policy.py` can tell when outputs are stale.
+
+    python scripts/execute_notebooks.py                      # every notebook
+    python scripts/execute_notebooks.py notebooks/03_*.ipynb # some
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import os
+import sys
+import time
+from pathlib import Path
+
+import nbformat
+from nbclient import NotebookClient
+
+ROOT = Path(__file__).resolve().parents[1]
+NOTEBOOKS = ROOT / "notebooks"
+
+
+def code_hash(nb: nbformat.NotebookNode) -> str:
+    """Hash of every code cell's source: changes whenever the code a reader sees changes."""
+    sources = "\n\x00\n".join(c.source for c in nb.cells if c.cell_type == "code")
+    return hashlib.sha256(sources.encode()).hexdigest()
+
+
+def slide_type(cell: nbformat.NotebookNode) -> str:
+    """Headings start slides (# and ##) or sub-slides (###); everything else follows on."""
+    if cell.cell_type == "markdown":
+        first = cell.source.lstrip().split("\n", 1)[0]
+        if first.startswith(("# ", "## ")):
+            return "slide"
+        if first.startswith("### "):
+            return "subslide"
+    return "-"
+
+
+def normalise(nb: nbformat.NotebookNode) -> None:
+    """Deterministic metadata: slides, kernelspec, hash; nothing that changes run to run."""
+    for cell in nb.cells:
+        cell.metadata.pop("execution", None)
+        cell.metadata["slideshow"] = {"slide_type": slide_type(cell)}
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    nb.metadata.pop("widgets", None)
+    nb.metadata["course"] = {"code_sha256": code_hash(nb)}
+
+
+def execute(path: Path) -> float:
+    """Run one notebook in place; returns the seconds it took."""
+    nb = nbformat.read(path, as_version=4)
+    start = time.perf_counter()
+    client = NotebookClient(nb, timeout=900, kernel_name="python3",
+                            resources={"metadata": {"path": str(path.parent)}})
+    client.execute()
+    normalise(nb)
+    nbformat.write(nb, path)
+    return time.perf_counter() - start
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("paths", nargs="*", type=Path)
+    args = parser.parse_args(argv)
+    paths = args.paths or sorted(NOTEBOOKS.glob("[0-9][0-9]_*.ipynb"))
+    os.environ.setdefault("MPLBACKEND", "module://matplotlib_inline.backend_inline")
+    for path in paths:
+        print(f"executing {path.name} ...", flush=True)
+        print(f"  done in {execute(path):.1f} s", flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
