@@ -91,6 +91,7 @@ class Panel(widgets.VBox):
             row.append(run)
         super().__init__(header + [widgets.HBox(row, layout=widgets.Layout(flex_flow="row wrap"))]
                          + [self.message, self.image, self.text])
+        self.add_class("course-panel")  # the browser tests find every panel by this class
         self.redraw()
 
     def __repr__(self) -> str:  # short: nbval and stored notebooks see this text

@@ -1,0 +1,87 @@
+"""The plateau experiment: the story's SAE trained on the emulated MPS device, as one call.
+
+`run()` trains one configuration and returns a `Run` whose `summary()` carries the figures the
+investigation turns on, under stable keys (also the keys of `python -m course plateau --json`).
+`compare()` runs the story's buggy configuration beside its contiguous-init twin.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import torch
+
+from course import emps
+from course.data import SyntheticData, make_data
+from course.errors import require_choice
+from course.sae import TopKSAE
+from course.training import History, train
+
+DEVICES = ("emps", "cpu", "mps")
+QUICK = {"steps": 200, "batch_size": 128}  # the default experiment: seconds on 2 CPU cores
+
+
+@dataclass
+class Run:
+    """One training run and how it was configured."""
+
+    history: History
+    profile: str
+    init: str
+    device: str
+
+    def summary(self) -> dict[str, object]:
+        """The key figures, under stable keys."""
+        h = self.history
+        return {
+            "profile": self.profile,
+            "init": self.init,
+            "device": self.device,
+            "steps": len(h.loss),
+            "final_loss": h.final_loss,
+            "encoder_frozen": h.frozen["encoder.weight"],
+            "decoder_frozen": h.frozen["decoder.weight"],
+            "encoder_max_change": h.change["encoder.weight"][-1],
+            "decoder_max_change": h.change["decoder.weight"][-1],
+            "encoder_max_exp_avg": h.exp_avg_max.get("encoder.weight"),
+            "encoder_max_exp_avg_sq": h.exp_avg_sq_max.get("encoder.weight"),
+            "decoder_max_exp_avg_sq": h.exp_avg_sq_max.get("decoder.weight"),
+            "encoder_stride": h.layout["encoder.weight"]["stride"],
+            "decoder_stride": h.layout["decoder.weight"]["stride"],
+        }
+
+
+_DATA: dict[tuple, SyntheticData] = {}
+
+
+def dataset(d_model: int = 384, seed: int = 0) -> SyntheticData:
+    """The course's synthetic dataset (cached: every run in a process sees the same data)."""
+    key = (d_model, seed)
+    if key not in _DATA:
+        _DATA[key] = make_data(d_model=d_model, seed=seed)
+    return _DATA[key]
+
+
+def run(profile: str | emps.Profile = emps.DEFAULT_PROFILE, init: str = "transposed", *,
+        device: str = "emps", backend: emps.Backend | None = None, n_features: int = 1536,
+        k: int = 32, seed: int = 0, **train_kwargs) -> Run:
+    """Train the story's SAE once; `backend` (e.g. a learner's fixed kernel) overrides `profile`."""
+    require_choice("device", device, DEVICES)
+    options = {**QUICK, **train_kwargs}
+    chosen = backend or emps.Backend(emps.get_profile(profile))
+    model = TopKSAE(n_features=n_features, k=k, init=init, seed=seed)
+    with emps.use_backend(chosen):
+        model.to(emps.DEVICE if device == "emps" else device)
+        history = train(model, dataset(), seed=seed, **options)
+    name = chosen.profile.name if device == "emps" else f"{device} (no emulation)"
+    return Run(history, name, init, device)
+
+
+def compare(profile: str = emps.DEFAULT_PROFILE, **kwargs) -> dict[str, Run]:
+    """The story's run (transposed init) and the contiguous-init run, same profile and data."""
+    return {init: run(profile, init, **kwargs) for init in ("transposed", "contiguous")}
+
+
+def mps_available() -> bool:
+    """Whether this machine has a real Apple-MPS device to repeat the experiment on."""
+    return bool(getattr(torch.backends, "mps", None)) and torch.backends.mps.is_available()
