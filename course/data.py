@@ -23,8 +23,14 @@ class SyntheticData:
     codes: torch.Tensor
 
 
-def make_data(n_samples: int = 4096, d_model: int = 384, n_true: int = 512,
-              active: int = 8, noise: float = 0.01, seed: int = 0) -> SyntheticData:
+def make_data(
+    n_samples: int = 4096,
+    d_model: int = 384,
+    n_true: int = 512,
+    active: int = 8,
+    noise: float = 0.01,
+    seed: int = 0,
+) -> SyntheticData:
     """Generate `n_samples` activations from `n_true` random unit directions, `active` at a time."""
     if not 0 < active <= n_true:
         raise CourseError(f"active={active} must be between 1 and n_true={n_true}")

@@ -109,7 +109,9 @@ def get(name: str) -> Exercise:
     """Look up an exercise by name, with the list of names if it does not exist."""
     exercises = all_exercises()
     if name not in exercises:
-        raise CourseError(f"no exercise named {name!r}; known exercises: {', '.join(sorted(exercises))}")
+        raise CourseError(
+            f"no exercise named {name!r}; known exercises: {', '.join(sorted(exercises))}"
+        )
     return exercises[name]
 
 
@@ -140,7 +142,9 @@ def solution(name: str) -> str:
     """The reference solution, shown once the hint has been seen (or in instructor mode)."""
     exercise = get(name)
     if name not in _HINTS_SEEN and not _INSTRUCTOR["on"]:
-        return Text(f"Try the hint first: hint({name!r}). Then solution({name!r}) shows the answer.")
+        return Text(
+            f"Try the hint first: hint({name!r}). Then solution({name!r}) shows the answer."
+        )
     return Text(f"Reference solution for {name}:\n\n{exercise.solution_source()}")
 
 
@@ -152,9 +156,13 @@ def instructor_mode(on: bool = True) -> None:
 def reveal_all() -> str:
     """Every exercise's prompt and reference solution (instructor mode only)."""
     if not _INSTRUCTOR["on"]:
-        raise CourseError("reveal_all() is for instructors: set COURSE_INSTRUCTOR=1 or call "
-                          "instructor_mode(True) first")
-    parts = [f"## {ex.name}\n{ex.prompt}\n\n{ex.solution_source()}" for ex in all_exercises().values()]
+        raise CourseError(
+            "reveal_all() is for instructors: set COURSE_INSTRUCTOR=1 or call "
+            "instructor_mode(True) first"
+        )
+    parts = [
+        f"## {ex.name}\n{ex.prompt}\n\n{ex.solution_source()}" for ex in all_exercises().values()
+    ]
     return Text("\n\n".join(parts))
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import torch
+from matplotlib.figure import Figure
 
 from course import emps
 from course.data import SyntheticData, make_data
@@ -62,9 +63,17 @@ def dataset(d_model: int = 384, seed: int = 0) -> SyntheticData:
     return _DATA[key]
 
 
-def run(profile: str | emps.Profile = emps.DEFAULT_PROFILE, init: str = "transposed", *,
-        device: str = "emps", backend: emps.Backend | None = None, n_features: int = 1536,
-        k: int = 32, seed: int = 0, **train_kwargs) -> Run:
+def run(
+    profile: str | emps.Profile = emps.DEFAULT_PROFILE,
+    init: str = "transposed",
+    *,
+    device: str = "emps",
+    backend: emps.Backend | None = None,
+    n_features: int = 1536,
+    k: int = 32,
+    seed: int = 0,
+    **train_kwargs,
+) -> Run:
     """Train the story's SAE once; `backend` (e.g. a learner's fixed kernel) overrides `profile`."""
     require_choice("device", device, DEVICES)
     options = {**QUICK, **train_kwargs}
@@ -85,3 +94,29 @@ def compare(profile: str = emps.DEFAULT_PROFILE, **kwargs) -> dict[str, Run]:
 def mps_available() -> bool:
     """Whether this machine has a real Apple-MPS device to repeat the experiment on."""
     return bool(getattr(torch.backends, "mps", None)) and torch.backends.mps.is_available()
+
+
+def loss_figure(runs: dict[str, Run], title: str = "Training loss") -> Figure:
+    """Loss curves of several runs, overlaid (a plateau is a curve that flattens too high)."""
+    fig = Figure(figsize=(7, 3.2))
+    ax = fig.add_subplot()
+    for label, one in runs.items():
+        ax.plot(one.history.loss, label=label, linewidth=1.2)
+    ax.set(xlabel="step", ylabel="reconstruction loss", title=title, yscale="log")
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    return fig
+
+
+def change_figure(one: Run) -> Figure:
+    """Max |w - w0| per step for encoder and decoder: a frozen tensor is a flat zero."""
+    fig = Figure(figsize=(7, 3.2))
+    ax = fig.add_subplot()
+    for name in ("encoder.weight", "decoder.weight"):
+        ax.plot(one.history.change[name], label=name, linewidth=1.5)
+    ax.set(
+        xlabel="step", ylabel="max |w - w0|", title=f"How far each weight moved ({one.init} init)"
+    )
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    return fig

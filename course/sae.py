@@ -19,8 +19,14 @@ INITS = ("transposed", "contiguous")
 class TopKSAE(nn.Module):
     """encoder -> keep the k largest (ReLU) activations -> decoder."""
 
-    def __init__(self, d_model: int = 384, n_features: int = 1536, k: int = 32,
-                 init: str = "transposed", seed: int = 0) -> None:
+    def __init__(
+        self,
+        d_model: int = 384,
+        n_features: int = 1536,
+        k: int = 32,
+        init: str = "transposed",
+        seed: int = 0,
+    ) -> None:
         super().__init__()
         require_choice("init", init, INITS)
         if not 0 < k <= n_features:

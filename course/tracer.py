@@ -44,8 +44,11 @@ def op_name(func: torch._ops.OpOverload) -> str:
 class OpTracer(TorchDispatchMode):
     """Records an OpRecord per op while active; `names` maps labels to tensors to look out for."""
 
-    def __init__(self, names: Mapping[str, torch.Tensor] | None = None,
-                 skip_prefixes: tuple[str, ...] = ("profiler::",)) -> None:
+    def __init__(
+        self,
+        names: Mapping[str, torch.Tensor] | None = None,
+        skip_prefixes: tuple[str, ...] = ("profiler::",),
+    ) -> None:
         super().__init__()
         self.names = {id(t): name for name, t in (names or {}).items()}
         self.skip_prefixes = skip_prefixes
@@ -66,26 +69,31 @@ class OpTracer(TorchDispatchMode):
             return
         out = tensors[0]
         in_place = bool(args) and out is args[0] and func._schema.name.endswith("_")
-        self.records.append(OpRecord(
-            op=name,
-            output=self.names.get(id(out), ""),
-            shape=tuple(out.shape),
-            stride=tuple(out.stride()),
-            contiguous=out.is_contiguous(),
-            device=str(out.device),
-            in_place=in_place,
-        ))
+        self.records.append(
+            OpRecord(
+                op=name,
+                output=self.names.get(id(out), ""),
+                shape=tuple(out.shape),
+                stride=tuple(out.stride()),
+                contiguous=out.is_contiguous(),
+                device=str(out.device),
+                in_place=in_place,
+            )
+        )
 
 
-def trace(fn: Callable[[], object], names: Mapping[str, torch.Tensor] | None = None) -> list[OpRecord]:
+def trace(
+    fn: Callable[[], object], names: Mapping[str, torch.Tensor] | None = None
+) -> list[OpRecord]:
     """Run `fn()` and return every aten op it dispatched, in order."""
     with OpTracer(names) as tracer:
         fn()
     return tracer.records
 
 
-def optimizer_state_names(optimizer: torch.optim.Optimizer,
-                          params: Mapping[str, torch.Tensor]) -> dict[str, torch.Tensor]:
+def optimizer_state_names(
+    optimizer: torch.optim.Optimizer, params: Mapping[str, torch.Tensor]
+) -> dict[str, torch.Tensor]:
     """Labels for a traced step: each named parameter and its optimizer state tensors."""
     names: dict[str, torch.Tensor] = {}
     for pname, param in params.items():
@@ -99,8 +107,15 @@ def optimizer_state_names(optimizer: torch.optim.Optimizer,
 def trace_table(records: list[OpRecord], only_named: bool = False) -> str:
     """An HTML table of a trace; non-contiguous outputs are highlighted."""
     rows = [
-        {"op": r.op, "output": r.output or "-", "shape": list(r.shape), "stride": list(r.stride),
-         "contiguous": "yes" if r.contiguous else "NO", "device": r.device}
-        for r in records if r.output or not only_named
+        {
+            "op": r.op,
+            "output": r.output or "-",
+            "shape": list(r.shape),
+            "stride": list(r.stride),
+            "contiguous": "yes" if r.contiguous else "NO",
+            "device": r.device,
+        }
+        for r in records
+        if r.output or not only_named
     ]
     return html_table(rows, colours={"NO": "#ffd6d6"})

@@ -36,7 +36,7 @@ class History:
     @property
     def final_loss(self) -> float:
         """Mean loss over the last 10% of steps (smooths batch noise)."""
-        tail = self.loss[-max(1, len(self.loss) // 10):]
+        tail = self.loss[-max(1, len(self.loss) // 10) :]
         return sum(tail) / len(tail)
 
 
@@ -66,10 +66,19 @@ def check_args(steps: int, lr: float, batch_size: int, schedule: str) -> None:
     require_choice("schedule", schedule, SCHEDULES)
 
 
-def train(model: nn.Module, data: SyntheticData, *, steps: int = 200, lr: float = 1e-3,
-          batch_size: int = 256, optimizer: str = "adam", betas=(0.9, 0.999),
-          schedule: str = "constant", seed: int = 0,
-          progress: Callable[[int, int, float], None] | None = None) -> History:
+def train(
+    model: nn.Module,
+    data: SyntheticData,
+    *,
+    steps: int = 200,
+    lr: float = 1e-3,
+    batch_size: int = 256,
+    optimizer: str = "adam",
+    betas=(0.9, 0.999),
+    schedule: str = "constant",
+    seed: int = 0,
+    progress: Callable[[int, int, float], None] | None = None,
+) -> History:
     """Train `model` (already on its device) to reconstruct `data.x`; returns the History."""
     check_args(steps, lr, batch_size, schedule)
     device = next(model.parameters()).device
@@ -103,9 +112,13 @@ def _summarise(history: History, params, initial, opt) -> None:
         history.grad_max[name] = grad.abs().max().item()
         history.grad_zero_fraction[name] = (grad == 0).float().mean().item()
         history.frozen[name] = torch.equal(p.detach().cpu(), initial[name])
-        history.layout[name] = {"device": str(p.device), "dtype": str(p.dtype).replace("torch.", ""),
-                                "shape": list(p.shape), "stride": list(p.stride()),
-                                "contiguous": p.is_contiguous()}
+        history.layout[name] = {
+            "device": str(p.device),
+            "dtype": str(p.dtype).replace("torch.", ""),
+            "shape": list(p.shape),
+            "stride": list(p.stride()),
+            "contiguous": p.is_contiguous(),
+        }
         state = opt.state.get(p, {})
         if "exp_avg" in state:
             history.exp_avg_max[name] = state["exp_avg"].detach().cpu().abs().max().item()

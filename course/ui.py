@@ -40,7 +40,9 @@ def message_html(text: str, kind: str = "error") -> str:
     colours = {"error": "#b00020", "info": "#1f5fa8", "ok": "#1b7f3b"}
     colour = colours.get(kind, colours["info"])
     body = html.escape(text).replace("\n", "<br>")
-    return f'<div style="border-left:4px solid {colour};padding:4px 8px;color:{colour}">{body}</div>'
+    return (
+        f'<div style="border-left:4px solid {colour};padding:4px 8px;color:{colour}">{body}</div>'
+    )
 
 
 def html_table(rows: list[Mapping[str, object]], colours: Mapping[str, str] | None = None) -> str:
@@ -48,7 +50,9 @@ def html_table(rows: list[Mapping[str, object]], colours: Mapping[str, str] | No
     if not rows:
         return "<p><em>(no rows)</em></p>"
     colours = colours or {}
-    head = "".join(f"<th style='text-align:left;padding:2px 8px'>{html.escape(k)}</th>" for k in rows[0])
+    head = "".join(
+        f"<th style='text-align:left;padding:2px 8px'>{html.escape(k)}</th>" for k in rows[0]
+    )
     body = []
     for row in rows:
         cells = []
@@ -89,8 +93,11 @@ class Panel(widgets.VBox):
             run.on_click(lambda _b: self.redraw())
             self.button = run
             row.append(run)
-        super().__init__(header + [widgets.HBox(row, layout=widgets.Layout(flex_flow="row wrap"))]
-                         + [self.message, self.image, self.text])
+        super().__init__(
+            header
+            + [widgets.HBox(row, layout=widgets.Layout(flex_flow="row wrap"))]
+            + [self.message, self.image, self.text]
+        )
         self.add_class("course-panel")  # the browser tests find every panel by this class
         self.redraw()
 

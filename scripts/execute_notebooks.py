@@ -46,7 +46,11 @@ def normalise(nb: nbformat.NotebookNode) -> None:
     for cell in nb.cells:
         cell.metadata.pop("execution", None)
         cell.metadata["slideshow"] = {"slide_type": slide_type(cell)}
-    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    nb.metadata["kernelspec"] = {
+        "name": "python3",
+        "display_name": "Python 3",
+        "language": "python",
+    }
     nb.metadata.pop("widgets", None)
     nb.metadata["course"] = {"code_sha256": code_hash(nb)}
 
@@ -55,8 +59,9 @@ def execute(path: Path) -> float:
     """Run one notebook in place; returns the seconds it took."""
     nb = nbformat.read(path, as_version=4)
     start = time.perf_counter()
-    client = NotebookClient(nb, timeout=900, kernel_name="python3",
-                            resources={"metadata": {"path": str(path.parent)}})
+    client = NotebookClient(
+        nb, timeout=900, kernel_name="python3", resources={"metadata": {"path": str(path.parent)}}
+    )
     client.execute()
     normalise(nb)
     nbformat.write(nb, path)

@@ -22,7 +22,9 @@ NOTEBOOK_DIR = ROOT / "notebooks"
 NOTEBOOKS = sorted(NOTEBOOK_DIR.glob("*.ipynb"))
 MAX_BYTES = 800_000
 
-_spec = importlib.util.spec_from_file_location("execute_notebooks", ROOT / "scripts/execute_notebooks.py")
+_spec = importlib.util.spec_from_file_location(
+    "execute_notebooks", ROOT / "scripts/execute_notebooks.py"
+)
 execute_notebooks = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(execute_notebooks)
 
@@ -66,7 +68,9 @@ def test_lesson_shape(path):
     code = "\n".join(c.source for c in nb.cells if c.cell_type == "code")
     assert markdown and markdown[0].lstrip().startswith("# "), "starts with a title"
     assert "?" in markdown[0], "the opening cell asks the notebook's question"
-    assert any(re.search(r"^##+ What we learned", m, re.M) for m in markdown), "has 'What we learned'"
+    assert any(re.search(r"^##+ What we learned", m, re.M) for m in markdown), (
+        "has 'What we learned'"
+    )
     index = NOTEBOOKS.index(path)
     if index + 1 < len(NOTEBOOKS):
         assert NOTEBOOKS[index + 1].name in "\n".join(markdown), "points to the next notebook"
@@ -74,7 +78,9 @@ def test_lesson_shape(path):
         assert "check(" in code, "has at least one auto-checked exercise"
         assert "## Exercises" in "\n".join(markdown) or "## Exercise" in "\n".join(markdown)
     assert "import *" not in code
-    assert not re.search(r"\bfrom course\.\w+(\.\w+)* import _|\bcourse\.\w+\._", code), "private names"
+    assert not re.search(r"\bfrom course\.\w+(\.\w+)* import _|\bcourse\.\w+\._", code), (
+        "private names"
+    )
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.name)
@@ -83,9 +89,14 @@ def test_cells_stay_short(path):
     for cell in _read(path).cells:
         if cell.cell_type != "code":
             continue
-        logic = [line for line in cell.source.splitlines()
-                 if line.strip() and not line.strip().startswith("#")]
-        assert len(logic) <= 15, f"{path.name}: a {len(logic)}-line cell belongs in course/:\n{cell.source}"
+        logic = [
+            line
+            for line in cell.source.splitlines()
+            if line.strip() and not line.strip().startswith("#")
+        ]
+        assert len(logic) <= 15, (
+            f"{path.name}: a {len(logic)}-line cell belongs in course/:\n{cell.source}"
+        )
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.name)

@@ -46,11 +46,33 @@ from course.emps.record import KernelEvent, Recorder, record
 register()
 
 __all__ = [
-    "ADAM_FAMILIES", "DEFAULT_PROFILE", "DEVICE", "FLOAT64_MESSAGE", "PROFILES", "RANDOM_FAMILIES",
-    "Backend", "EmulatedTensor", "KernelCall", "KernelEvent", "OutputPlaceholder", "Placeholder",
-    "Profile", "Recorder", "current_backend", "current_profile", "gather_compute_scatter",
-    "get_profile", "is_emulated", "output_placeholder", "record", "register", "set_profile",
-    "to_device", "use_backend", "use_profile", "write_through_placeholder",
+    "ADAM_FAMILIES",
+    "DEFAULT_PROFILE",
+    "DEVICE",
+    "FLOAT64_MESSAGE",
+    "PROFILES",
+    "RANDOM_FAMILIES",
+    "Backend",
+    "EmulatedTensor",
+    "KernelCall",
+    "KernelEvent",
+    "OutputPlaceholder",
+    "Placeholder",
+    "Profile",
+    "Recorder",
+    "current_backend",
+    "current_profile",
+    "gather_compute_scatter",
+    "get_profile",
+    "is_emulated",
+    "output_placeholder",
+    "record",
+    "register",
+    "set_profile",
+    "to_device",
+    "use_backend",
+    "use_profile",
+    "write_through_placeholder",
 ]
 
 

@@ -28,8 +28,19 @@ FLOAT64_MESSAGE = (
     "Please use float32 instead. (emulated MPS device 'emps': move to the CPU for float64)"
 )
 # In-place ops that change metadata, not data: a wrapper cannot follow them, so refuse clearly.
-_METADATA_INPLACE = {"t_", "transpose_", "squeeze_", "unsqueeze_", "as_strided_", "resize_",
-                     "resize_as_", "set_", "swapdims_", "swapaxes_", "detach_"}
+_METADATA_INPLACE = {
+    "t_",
+    "transpose_",
+    "squeeze_",
+    "unsqueeze_",
+    "as_strided_",
+    "resize_",
+    "resize_as_",
+    "set_",
+    "swapdims_",
+    "swapaxes_",
+    "detach_",
+}
 
 
 class EmulatedTensor(torch.Tensor):
@@ -42,8 +53,13 @@ class EmulatedTensor(torch.Tensor):
         if inner.dtype == torch.float64:
             raise TypeError(FLOAT64_MESSAGE)
         wrapper = torch.Tensor._make_wrapper_subclass(
-            cls, inner.size(), strides=inner.stride(), storage_offset=inner.storage_offset(),
-            dtype=inner.dtype, device=torch.device(DEVICE), requires_grad=False,
+            cls,
+            inner.size(),
+            strides=inner.stride(),
+            storage_offset=inner.storage_offset(),
+            dtype=inner.dtype,
+            device=torch.device(DEVICE),
+            requires_grad=False,
         )
         wrapper.inner = inner
         return wrapper
@@ -64,7 +80,9 @@ class EmulatedTensor(torch.Tensor):
     @data.setter
     def data(self, new: torch.Tensor) -> None:
         if not isinstance(new, EmulatedTensor):
-            raise RuntimeError(f"cannot assign a {new.device} tensor to .data of an {DEVICE} tensor")
+            raise RuntimeError(
+                f"cannot assign a {new.device} tensor to .data of an {DEVICE} tensor"
+            )
         torch.Tensor.data.__set__(self, new)
         self.inner = new.inner
 
@@ -80,8 +98,10 @@ class EmulatedTensor(torch.Tensor):
         _check_same_device(name, args, kwargs)
         written = _written_argument(func)
         if written is not None and name in _METADATA_INPLACE:
-            raise CourseError(f"in-place metadata op {name} is not supported on {DEVICE}; "
-                              "use its out-of-place form (e.g. x = x.t())")
+            raise CourseError(
+                f"in-place metadata op {name} is not supported on {DEVICE}; "
+                "use its out-of-place form (e.g. x = x.t())"
+            )
         if written is not None:
             return _run_mutating(func, name, args, kwargs, written)
         return tree_map(_wrap, func(*_unwrap(args), **_unwrap(kwargs)))
@@ -103,13 +123,21 @@ def _unwrap(tree):
 
 
 def _wrap(x):
-    return EmulatedTensor(x) if isinstance(x, torch.Tensor) and not isinstance(x, EmulatedTensor) else x
+    return (
+        EmulatedTensor(x)
+        if isinstance(x, torch.Tensor) and not isinstance(x, EmulatedTensor)
+        else x
+    )
 
 
 def _check_same_device(name: str, args, kwargs) -> None:
     """Refuse CPU tensors mixed in, as a real device would (0-dim CPU tensors act as scalars)."""
     for leaf in tree_flatten((args, kwargs))[0]:
-        if isinstance(leaf, torch.Tensor) and not isinstance(leaf, EmulatedTensor) and leaf.dim() > 0:
+        if (
+            isinstance(leaf, torch.Tensor)
+            and not isinstance(leaf, EmulatedTensor)
+            and leaf.dim() > 0
+        ):
             raise RuntimeError(
                 f"Expected all tensors to be on the same device, but found at least two devices, "
                 f"{DEVICE} and {leaf.device}! (in aten::{name})"
@@ -118,8 +146,11 @@ def _check_same_device(name: str, args, kwargs) -> None:
 
 def _written_argument(func) -> str | int | None:
     """The one argument an op writes into: a position (in-place) or a kwarg name (out=)."""
-    written = [(i, a) for i, a in enumerate(func._schema.arguments)
-               if a.alias_info is not None and a.alias_info.is_write]
+    written = [
+        (i, a)
+        for i, a in enumerate(func._schema.arguments)
+        if a.alias_info is not None and a.alias_info.is_write
+    ]
     if len(written) != 1:
         return None if not written else _multi_output(func)
     index, argument = written[0]
@@ -127,8 +158,10 @@ def _written_argument(func) -> str | int | None:
 
 
 def _multi_output(func):
-    raise CourseError(f"{func._schema.name} writes several outputs; the emulated device does not "
-                      "model multi-output out= ops")
+    raise CourseError(
+        f"{func._schema.name} writes several outputs; the emulated device does not "
+        "model multi-output out= ops"
+    )
 
 
 def _run_mutating(func, name: str, args, kwargs, written):
@@ -143,7 +176,7 @@ def _run_mutating(func, name: str, args, kwargs, written):
 
     def graph(out_buffer: torch.Tensor, input_buffers) -> None:
         substituted = list(inner)
-        for index, buffer in zip(input_indices, input_buffers):
+        for index, buffer in zip(input_indices, input_buffers, strict=True):
             substituted[index] = buffer
         if in_place and input_buffers[0] is not out_buffer:
             out_buffer.copy_(input_buffers[0])  # the graph reads self, then writes the output
@@ -165,8 +198,9 @@ def _run_mutating(func, name: str, args, kwargs, written):
     return target
 
 
-def _empty_memory_format(size, dtype=None, layout=None, device=None, pin_memory=None,
-                         memory_format=None):
+def _empty_memory_format(
+    size, dtype=None, layout=None, device=None, pin_memory=None, memory_format=None
+):
     inner = torch.empty(size, dtype=dtype, memory_format=memory_format or torch.contiguous_format)
     return EmulatedTensor(inner)
 

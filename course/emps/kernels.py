@@ -71,7 +71,7 @@ def gather_compute_scatter(call: KernelCall) -> None:
 
 
 def write_through_placeholder(call: KernelCall) -> None:
-    """The broken pattern: the output goes straight to a Placeholder, so its copy gets the result."""
+    """The broken pattern: the output goes straight to a Placeholder, whose copy gets the result."""
     output = call.placeholder(call.output)
     inputs = [call.placeholder(t) for t in call.inputs]
     call.run_graph(output, inputs)
@@ -95,14 +95,16 @@ def run_kernel(kernel: Kernel, call: KernelCall) -> None:
     buffer = call.last_buffer
     wrote_elsewhere = buffer is not None and buffer.data_ptr() != call.output.data_ptr()
     lost = wrote_elsewhere and not torch.equal(buffer, call.output)
-    emit(KernelEvent(
-        op=call.op,
-        family=call.family,
-        kernel=getattr(kernel, "__name__", repr(kernel)),
-        shape=tuple(call.output.shape),
-        stride=tuple(call.output.stride()),
-        contiguous=call.output.is_contiguous(),
-        temporaries=call.temporaries,
-        lost_write=bool(lost),
-        seconds=seconds,
-    ))
+    emit(
+        KernelEvent(
+            op=call.op,
+            family=call.family,
+            kernel=getattr(kernel, "__name__", repr(kernel)),
+            shape=tuple(call.output.shape),
+            stride=tuple(call.output.stride()),
+            contiguous=call.output.is_contiguous(),
+            temporaries=call.temporaries,
+            lost_write=bool(lost),
+            seconds=seconds,
+        )
+    )

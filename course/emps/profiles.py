@@ -32,7 +32,9 @@ class Profile:
             allowed = ", ".join(sorted(ADAM_FAMILIES | RANDOM_FAMILIES))
             raise CourseError(f"unknown kernel families {sorted(unknown)}; known: {allowed}")
         label = f"{self.label} with broken={sorted(broken) or 'none'}"
-        return replace(self, name=name or f"{self.name}+custom", label=label, broken=frozenset(broken))
+        return replace(
+            self, name=name or f"{self.name}+custom", label=label, broken=frozenset(broken)
+        )
 
 
 PROFILES: dict[str, Profile] = {
@@ -42,15 +44,19 @@ PROFILES: dict[str, Profile] = {
             "2.2.1-macos14",
             "PyTorch 2.2.1 on macOS 14: addcmul_/addcdiv_ and in-place random ops drop writes",
             ADAM_FAMILIES | RANDOM_FAMILIES,
-            references=("pytorch#118115 (addcmul_/addcdiv_ on non-contiguous outputs)",
-                        "pytorch#165257 (in-place random ops on non-contiguous tensors)"),
+            references=(
+                "pytorch#118115 (addcmul_/addcdiv_ on non-contiguous outputs)",
+                "pytorch#165257 (in-place random ops on non-contiguous tensors)",
+            ),
         ),
         Profile(
             "2.4-macos14",
             "PyTorch 2.4 on macOS 14: addcmul_/addcdiv_ fixed, random ops still drop writes",
             RANDOM_FAMILIES,
-            references=("pytorch#124442 (fix: gather, compute, copy back in addc_mul_div_out_mps)",
-                        "pytorch#165257 (random ops still broken)"),
+            references=(
+                "pytorch#124442 (fix: gather, compute, copy back in addc_mul_div_out_mps)",
+                "pytorch#165257 (random ops still broken)",
+            ),
         ),
         Profile(
             "fixed-macos14",
@@ -76,5 +82,7 @@ def get_profile(name: str | Profile) -> Profile:
     if isinstance(name, Profile):
         return name
     if name not in PROFILES:
-        raise CourseError(f"unknown emulated profile {name!r}; choose one of: {', '.join(PROFILES)}")
+        raise CourseError(
+            f"unknown emulated profile {name!r}; choose one of: {', '.join(PROFILES)}"
+        )
     return PROFILES[name]

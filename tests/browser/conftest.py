@@ -1,0 +1,256 @@
+"""One JupyterLab server and one headless Chromium shared by every browser test.
+
+Why a real server and browser: nbval proves the kernels run, not that a learner sees working
+widgets. Both processes are started once per session (JupyterLab takes seconds to start) and are
+stopped in `finally` blocks, kernels included, even when a test fails or is interrupted. The
+server serves a temporary copy of notebooks/, so Run All never rewrites the repository's files,
+and uses a temporary config and settings dir, so a developer's own JupyterLab set-up (and its
+news pop-up) cannot change what the tests see.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import secrets
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import psutil
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+# COURSE_BROWSER_NOTEBOOKS points the suite at another folder of notebooks (used to try it out).
+NOTEBOOK_SRC = Path(os.environ.get("COURSE_BROWSER_NOTEBOOKS", ROOT / "notebooks"))
+SCREENSHOTS = ROOT / "build" / "screenshots"
+CHROMIUM = Path("/usr/bin/chromium")
+CHROMIUM_ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+    "--disable-quic",
+]
+STARTUP_TIMEOUT_S = 120
+
+# User settings written into the temporary settings dir. fetchNews/checkForUpdates: no news
+# pop-up covering cells (FIELD_NOTES). windowingMode "none": every cell stays in the DOM, so the
+# tests can read all outputs without scrolling each cell into view.
+LAB_SETTINGS = {
+    "@jupyterlab/apputils-extension/notification.jupyterlab-settings": {
+        "fetchNews": "false",
+        "checkForUpdates": False,
+    },
+    "@jupyterlab/notebook-extension/tracker.jupyterlab-settings": {"windowingMode": "none"},
+}
+
+
+def notebook_names() -> list[str]:
+    """The notebooks the suite opens: every numbered notebook in the source folder."""
+    return sorted(p.name for p in NOTEBOOK_SRC.glob("[0-9][0-9]_*.ipynb"))
+
+
+def free_port() -> int:
+    """A port nothing listens on right now (the OS picks it)."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+@dataclass
+class LabServer:
+    """A running JupyterLab: where it listens, its token, and the REST calls the tests need."""
+
+    url: str
+    token: str
+    root: Path
+    process: subprocess.Popen
+    log: Path
+    startup_s: float = 0.0
+    sessions: dict[str, str] = field(default_factory=dict)  # notebook name -> session id
+
+    def api(self, method: str, path: str, body: dict | None = None) -> object:
+        """Call the server's REST API with the token; returns the decoded JSON (or None)."""
+        data = json.dumps(body).encode() if body is not None else None
+        request = urllib.request.Request(
+            f"{self.url}{path}",
+            data=data,
+            method=method,
+            headers={"Authorization": f"token {self.token}", "Content-Type": "application/json"},
+        )
+        with urllib.request.urlopen(request, timeout=30) as response:
+            text = response.read()
+        return json.loads(text) if text else None
+
+    def start_kernel_for(self, name: str) -> str:
+        """Create the notebook's kernel session before the page opens (FIELD_NOTES: first-load
+        race, where Run All right after start-up was silently lost); returns the kernel id."""
+        session = self.api(
+            "POST",
+            "/api/sessions",
+            {"path": name, "name": name, "type": "notebook", "kernel": {"name": "python3"}},
+        )
+        self.sessions[name] = session["id"]
+        return session["kernel"]["id"]
+
+    def kernel_state(self, kernel_id: str) -> str:
+        """'starting', 'idle' or 'busy', as the server last heard from the kernel."""
+        return self.api("GET", f"/api/kernels/{kernel_id}")["execution_state"]
+
+    def stop_kernel_for(self, name: str) -> None:
+        """Delete the notebook's session, which shuts its kernel down (frees memory for the next)."""
+        session_id = self.sessions.pop(name, None)
+        if session_id is not None:
+            self.api("DELETE", f"/api/sessions/{session_id}")
+
+    def lab_url(self, name: str, workspace: str) -> str:
+        """A fresh named workspace per notebook, so no earlier tab is restored beside it."""
+        return f"{self.url}/lab/workspaces/{workspace}/tree/{name}?token={self.token}"
+
+
+def _write_settings(settings_dir: Path) -> None:
+    for relative, values in LAB_SETTINGS.items():
+        path = settings_dir / relative
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps(values))
+
+
+def _lab_command(port: int, token: str, root: Path) -> list[str]:
+    jupyter = Path(sys.executable).with_name("jupyter")  # the project's own environment
+    command = [
+        str(jupyter),
+        "lab",
+        "--no-browser",
+        "--ip=127.0.0.1",
+        f"--port={port}",
+        "--ServerApp.port_retries=0",
+        f"--IdentityProvider.token={token}",
+        f"--ServerApp.root_dir={root}",
+        "--ServerApp.disable_check_xsrf=True",
+        "--LabApp.expose_app_in_browser=True",  # window.jupyterapp: run commands like the menu does
+        "--ServerApp.terminals_enabled=False",
+    ]
+    if hasattr(os, "geteuid") and os.geteuid() == 0:
+        command.append("--allow-root")
+    return command
+
+
+def _wait_until_up(server: LabServer) -> None:
+    deadline = time.monotonic() + STARTUP_TIMEOUT_S
+    while time.monotonic() < deadline:
+        if server.process.poll() is not None:
+            raise RuntimeError(f"JupyterLab exited with {server.process.returncode}:\n"
+                               + server.log.read_text()[-3000:])
+        try:
+            server.api("GET", "/api/status")
+            return
+        except (urllib.error.URLError, ConnectionError, TimeoutError):
+            time.sleep(0.25)
+    raise RuntimeError(f"JupyterLab did not answer within {STARTUP_TIMEOUT_S} s:\n"
+                       + server.log.read_text()[-3000:])
+
+
+def _stop_tree(process: subprocess.Popen, shutdown: callable) -> None:
+    """Ask the server to shut down (it stops its kernels), then kill whatever is left of the
+    process tree. Kernels run in their own process groups, so they are found as descendants."""
+    try:
+        descendants = psutil.Process(process.pid).children(recursive=True)
+    except psutil.NoSuchProcess:
+        descendants = []
+    try:
+        shutdown()
+        process.wait(timeout=15)
+    except Exception:  # a server that does not answer is killed below
+        pass
+    for proc in [*descendants, psutil.Process(process.pid) if process.poll() is None else None]:
+        if proc is None:
+            continue
+        try:
+            proc.kill()
+        except psutil.NoSuchProcess:
+            pass
+    try:
+        os.killpg(process.pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+    process.wait(timeout=15)
+
+
+@pytest.fixture(scope="session")
+def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LabServer]:
+    """JupyterLab on 127.0.0.1, a free port and a random token, serving a copy of the notebooks."""
+    base = tmp_path_factory.mktemp("lab")
+    root = base / "notebooks"
+    shutil.copytree(NOTEBOOK_SRC, root, ignore=shutil.ignore_patterns(".ipynb_checkpoints"))
+    _write_settings(base / "settings")
+    env = dict(
+        os.environ,
+        JUPYTER_CONFIG_DIR=str(base / "config"),
+        JUPYTERLAB_SETTINGS_DIR=str(base / "settings"),
+        JUPYTERLAB_WORKSPACES_DIR=str(base / "workspaces"),
+        JUPYTER_RUNTIME_DIR=str(base / "runtime"),
+    )
+    port, token = free_port(), secrets.token_hex(24)
+    log = base / "jupyterlab.log"
+    started = time.perf_counter()
+    with log.open("wb") as sink:
+        process = subprocess.Popen(_lab_command(port, token, root), cwd=root, env=env,
+                                   stdout=sink, stderr=subprocess.STDOUT, start_new_session=True)
+    server = LabServer(f"http://127.0.0.1:{port}", token, root, process, log)
+    try:
+        _wait_until_up(server)
+        server.startup_s = time.perf_counter() - started
+        print(f"\nJupyterLab answered after {server.startup_s:.1f} s", flush=True)
+        yield server
+    finally:
+        _stop_tree(process, lambda: server.api("POST", "/api/shutdown"))
+
+
+@pytest.fixture(scope="session")
+def browser(tmp_path_factory: pytest.TempPathFactory):
+    """Debian's Chromium driven by Playwright, with a fresh profile; closed at the end."""
+    if not CHROMIUM.exists():
+        pytest.fail(f"{CHROMIUM} not found: install it with `apt-get install -y chromium`")
+    try:
+        from playwright.sync_api import sync_playwright
+    except ImportError:
+        pytest.fail("playwright is missing: `pip install -e '.[dev]'` installs it")
+    profile = tmp_path_factory.mktemp("chromium-profile")
+    playwright = sync_playwright().start()
+    try:
+        context = playwright.chromium.launch_persistent_context(
+            str(profile),
+            executable_path=str(CHROMIUM),
+            headless=True,
+            args=CHROMIUM_ARGS,
+            viewport={"width": 1400, "height": 1000},
+        )
+        try:
+            yield context
+        finally:
+            context.close()
+    finally:
+        playwright.stop()
+        _kill_leftover_chromium(profile)
+
+
+def _kill_leftover_chromium(profile: Path) -> None:
+    """Chromium processes of this run's profile that outlived close() (none, normally)."""
+    for proc in psutil.process_iter(["cmdline"]):
+        if any(str(profile) in arg for arg in proc.info["cmdline"] or []):
+            try:
+                proc.kill()
+            except psutil.NoSuchProcess:
+                pass
