@@ -78,6 +78,8 @@ _INSTRUCTOR = {"on": os.environ.get("COURSE_INSTRUCTOR", "") not in ("", "0")}
 
 # Modules that define exercises; imported on demand so `all_exercises()` sees every one.
 EXERCISE_MODULES = (
+    "course.start",
+    "course.plateau",
     "course.isolate",
     "course.adam",
     "course.strides",

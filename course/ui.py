@@ -128,3 +128,18 @@ class Panel(widgets.VBox):
     def _show_error(self, text: str) -> None:
         self.error = text
         self.message.value = message_html(text, "error")
+
+
+def widget_check() -> Panel:
+    """A tiny slider that proves widgets render: moving it redraws a bar chart of n squares."""
+
+    def draw(n: int) -> Drawing:
+        fig = Figure(figsize=(4, 1.8))
+        ax = fig.add_subplot()
+        ax.bar(range(1, n + 1), [i * i for i in range(1, n + 1)], color="#1f5fa8")
+        ax.set(title=f"squares of 1..{n}", xlabel="i", ylabel="i²")
+        fig.tight_layout()
+        return Drawing(fig, message_html(f"Widgets work: the slider says {n}.", "ok"))
+
+    slider = widgets.IntSlider(value=4, min=1, max=12, description="n")
+    return Panel({"n": slider}, draw, title="Move the slider: the chart should follow")
