@@ -7,27 +7,27 @@ bookkeeping, version counters) and re-dispatches to the next key, until a backen
 Everything here is read from torch's own introspection (`torch._C._dispatch_dump*`), parsed by
 content, so the tables are this process's truth, overrides and the emulated device included.
 
-`override_kernel` and `define_op` change those tables with `torch.library`, each through its own
-`Library` object that is destroyed afterwards (see Note [Undoable registrations]).
+`course.registration` changes those tables (override a kernel, define an op); the exercises "05.*"
+at the end of this module use both.
 """
 
 from __future__ import annotations
 
 import re
-import warnings
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import PurePath
 
 import torch
 
 from course.errors import CourseError
-from course.registry import did_you_mean, normalise
+from course.exercises import Exercise, Verdict, failed, passed, register
+from course.registration import define_op, qualified
+from course.registry import backend_kernel, lookup
 
 # "CPU: registered at /path/RegisterCPU_2.cpp:5809 [kernel]" (from _dispatch_dump_table)
 _TABLE_LINE = re.compile(
-    r"^(?P<key>\w+): (?P<fallthrough>fallthrough )?registered at (?P<where>.+?) \[(?P<kind>[^\]]+)\]$"
+    r"^(?P<key>\w+): (?P<fallthrough>fallthrough )?registered at (?P<where>.+?)"
+    r" \[(?P<kind>[^\]]+)\]$"
 )
 # "CPU (inactive): registered at /path/RegisterCPU_2.cpp:5809 :: (Tensor _0, ...) [ boxed ]"
 _DUMP_LINE = re.compile(
@@ -69,17 +69,6 @@ class Kernel:
         return "Python" if self.file.endswith(".py") or "<" in self.where else "C++"
 
 
-def qualified(op: str) -> str:
-    """The dispatcher's name for an op ("addcmul_" -> "aten::addcmul_"), checked to exist."""
-    text = op.strip() if isinstance(op, str) else op
-    name = text if isinstance(text, str) and "::" in text and not text.startswith("aten::") else None
-    name = (name or f"aten::{normalise(op)}").removesuffix(".default")
-    if not torch._C._dispatch_dump(name):
-        known = torch._C._dispatch_get_all_op_names()
-        raise CourseError(f"the dispatcher has no operator {name!r}. {did_you_mean(name, known)}")
-    return name
-
-
 def registered_kernels(op: str) -> list[Kernel]:
     """The kernels registered for an op, as `_dispatch_dump` lists them (overridden ones too)."""
     name = qualified(op)
@@ -87,8 +76,10 @@ def registered_kernels(op: str) -> list[Kernel]:
     body = [line for line in lines if not line.startswith(_HEADER)]
     kernels = [_dump_kernel(line) for line in body]
     if body and not any(kernels):
-        raise CourseError(f"torch._C._dispatch_dump({name!r}) has a format course.dispatch cannot "
-                          f"read (first line: {body[0]!r}); torch changed, update the parser")
+        raise CourseError(
+            f"torch._C._dispatch_dump({name!r}) has a format course.dispatch cannot "
+            f"read (first line: {body[0]!r}); torch changed, update the parser"
+        )
     return [k for k in kernels if k is not None]
 
 
@@ -96,8 +87,13 @@ def _dump_kernel(line: str) -> Kernel | None:
     match = _DUMP_LINE.match(line)
     if match is None:
         return None
-    return Kernel(key=match["key"], where=match["where"], kind="registered",
-                  fallthrough="fallthrough" in match["flags"], active=not match["inactive"])
+    return Kernel(
+        key=match["key"],
+        where=match["where"],
+        kind="registered",
+        fallthrough="fallthrough" in match["flags"],
+        active=not match["inactive"],
+    )
 
 
 def computed_table(op: str) -> dict[str, Kernel]:
@@ -107,11 +103,14 @@ def computed_table(op: str) -> dict[str, Kernel]:
     for line in torch._C._dispatch_dump_table(name).splitlines():
         match = _TABLE_LINE.match(line.strip())
         if match:
-            table[match["key"]] = Kernel(match["key"], match["where"], match["kind"],
-                                         fallthrough=bool(match["fallthrough"]))
+            table[match["key"]] = Kernel(
+                match["key"], match["where"], match["kind"], fallthrough=bool(match["fallthrough"])
+            )
     if not table:
-        raise CourseError(f"torch._C._dispatch_dump_table({name!r}) has no line course.dispatch "
-                          "can read; torch changed its format, update the parser")
+        raise CourseError(
+            f"torch._C._dispatch_dump_table({name!r}) has no line course.dispatch "
+            "can read; torch changed its format, update the parser"
+        )
     return table
 
 
@@ -119,8 +118,7 @@ def order_keys(keys: torch.DispatchKeySet) -> list[str]:
     """The keys of a set in the order the dispatcher tries them: highest priority first."""
     ordered = []
     remaining = keys
-    while remaining != torch._C._dispatch_keyset_full() - torch._C._dispatch_keyset_full():
-        top = remaining.highestPriorityTypeId()
+    while (top := remaining.highestPriorityTypeId()) != torch.DispatchKey.Undefined:
         ordered.append(top.name)
         remaining = remaining.remove(top)
     return ordered
@@ -164,11 +162,14 @@ def call_path(op: str, tensor: torch.Tensor) -> list[Step]:
         if kernel is None or kernel.fallthrough:
             continue
         last = key in (backend, "Python")
-        steps.append(Step(key, kernel, "computes the result" if last else _role(key)))
+        role = _role(key) if key == "Python" or not last else "computes the result"
+        steps.append(Step(key, kernel, role))
         if last:
             return steps
-    raise CourseError(f"{qualified(op)} has no kernel for {backend} in this process: "
-                      f"calling it on a {tensor.device.type} tensor would fail")
+    raise CourseError(
+        f"{qualified(op)} has no kernel for {backend} in this process: "
+        f"calling it on a {tensor.device.type} tensor would fail"
+    )
 
 
 def _role(key: str) -> str:
@@ -177,128 +178,237 @@ def _role(key: str) -> str:
 
 def path_rows(steps: list[Step]) -> list[dict[str, str]]:
     """Rows for a table of a call path (file names only, so outputs are machine-independent)."""
-    return [{"key": s.key, "kind": s.kernel.kind, "file": s.kernel.file, "does": s.role}
-            for s in steps]
+    return [
+        {"key": s.key, "kind": s.kernel.kind, "file": s.kernel.file, "does": s.role} for s in steps
+    ]
 
 
 def kernel_rows(kernels: list[Kernel]) -> list[dict[str, str]]:
     """Rows for a table of registered kernels."""
-    return [{"key": k.key, "file": k.file, "language": k.language,
-             "state": "active" if k.active else "inactive (overridden)"} for k in kernels]
+    return [
+        {
+            "key": k.key,
+            "file": k.file,
+            "language": k.language,
+            "state": "active" if k.active else "inactive (overridden)",
+        }
+        for k in kernels
+    ]
 
 
-def parse_key(key: str) -> str:
-    """A dispatch key name, accepting the emulated device's name for PrivateUse1."""
-    if not isinstance(key, str):
-        raise CourseError(f"a dispatch key is a name such as 'CPU', not {key!r}")
-    name = "PrivateUse1" if key == torch._C._get_privateuse1_backend_name() else key
+def keyset_rows(tensors: dict[str, torch.Tensor]) -> list[dict[str, str]]:
+    """One row per labelled tensor: its device and its dispatch key set, highest priority first."""
+    return [
+        {
+            "tensor": label,
+            "device": str(t.device),
+            "type": type(t).__name__,
+            "dispatch keys (highest priority first)": ", ".join(dispatch_keys(t)),
+        }
+        for label, t in tensors.items()
+    ]
+
+
+# ---- exercises "05.*" ------------------------------------------------------------------------
+
+EMA_SQ_SCHEMA = "course05_check::ema_sq(Tensor avg_sq, Tensor grad, float beta) -> Tensor"
+
+
+def _check_delegate(answer) -> Verdict:
+    expected = {
+        "delegate": lookup("addcdiv_").structured_delegate,
+        "MPS": backend_kernel("addcdiv_", "MPS"),
+    }
+    if not isinstance(answer, dict) or set(answer) != set(expected):
+        return failed(
+            "answer with a dict with exactly the keys 'delegate' and 'MPS'", answer, expected
+        )
+    if answer["delegate"] != expected["delegate"]:
+        return failed(
+            "'delegate' should be the overload named in addcdiv_'s structured_delegate "
+            "field (look it up with lookup('addcdiv_'))",
+            answer["delegate"],
+            expected["delegate"],
+        )
+    if answer["MPS"] != expected["MPS"]:
+        return failed(
+            "'MPS' should be the kernel in the *delegate's* dispatch table for MPS "
+            "(addcdiv_ itself has no dispatch table)",
+            answer["MPS"],
+            expected["MPS"],
+        )
+    return passed(
+        f"addcdiv_ reuses {expected['delegate']}'s kernel; on MPS that is "
+        f"{expected['MPS']} in PointwiseOps.mm, the sibling of addcmul's broken kernel."
+    )
+
+
+def _delegate_reference():
+    return {
+        "delegate": lookup("addcdiv_").structured_delegate,
+        "MPS": backend_kernel("addcdiv_", "MPS"),
+    }
+
+
+def _check_call_order(answer) -> Verdict:
+    steps = call_path("addcmul_", torch.zeros(2, 3, requires_grad=True))
+    expected = [s.key for s in steps]
+    if not isinstance(answer, (list, tuple)) or not all(isinstance(k, str) for k in answer):
+        return failed(
+            "answer with a list of dispatch key names, e.g. ['KeyA', 'KeyB']", answer, expected
+        )
+    answer = list(answer)
+    skipped = [k for k in answer if k not in expected]
+    if skipped:
+        return failed(
+            f"{skipped} never run a kernel here: their entries are fallthroughs, or "
+            "the key is excluded on this thread (call_path explains each step)",
+            answer,
+            expected,
+        )
+    missing = [k for k in expected if k not in answer]
+    if missing:
+        return failed(
+            f"missing {missing}: each of those runs a kernel on the way down", answer, expected
+        )
+    if answer != expected:
+        return failed(
+            "right keys, wrong order: the dispatcher runs the highest-priority key "
+            "first, and the backend kernel last",
+            answer,
+            expected,
+        )
+    return passed(
+        "autograd records the graph, ADInplaceOrView bumps the version counter, "
+        "then the CPU kernel computes."
+    )
+
+
+def _call_order_reference():
+    return ["AutogradCPU", "ADInplaceOrView", "CPU"]
+
+
+def _check_custom_op(answer) -> Verdict:
+    if not (isinstance(answer, tuple) and len(answer) == 2 and all(map(callable, answer))):
+        return failed(
+            "answer with a pair of functions: (cpu_kernel, fake_kernel)",
+            answer,
+            "(cpu_kernel, fake_kernel)",
+        )
+    custom = define_op(EMA_SQ_SCHEMA, answer[0], answer[1])
     try:
-        return torch._C._dispatch_key_parse(name).name
-    except RuntimeError:
-        raise CourseError(f"{key!r} is not a dispatch key; use e.g. 'CPU', 'Meta', "
-                          "'PrivateUse1' (the emps device) or 'AutogradCPU'") from None
-
-
-# Note [Undoable registrations]
-# torch.library registrations live as long as the Library object that made them, and
-# `Library._destroy()` removes them all, leaving the dispatch table exactly as before. So every
-# registration in the course goes through a Library we own, destroyed in a `finally:` or before
-# re-registering. The process-wide helpers (`torch.library.register_kernel` without `lib=`, or
-# C++ `TORCH_LIBRARY`) cannot be undone, and re-running such a notebook cell would fail.
-
-
-@dataclass
-class Override:
-    """A live kernel override: how often the replacement ran while it was in place."""
-
-    op: str
-    key: str
-    calls: int = 0
-
-
-@contextmanager
-def override_kernel(op: str, kernel: Callable, key: str = "CPU") -> Iterator[Override]:
-    """Replace an existing op's kernel for one dispatch key, and always put the original back.
-
-    The first override in a process makes torch print a one-time UserWarning about overriding a
-    kernel; we silence it here, so notebook outputs are the same on every run.
-    """
-    name = qualified(op)
-    if not callable(kernel):
-        raise CourseError(f"kernel must be a function taking the op's arguments, not {kernel!r}")
-    dispatch_key = parse_key(key)
-    namespace, op_name = name.split("::")
-    record = Override(name, dispatch_key)
-
-    def counted(*args, **kwargs):
-        record.calls += 1
-        return kernel(*args, **kwargs)
-
-    library = torch.library.Library(namespace, "IMPL")
-    try:
-        with warnings.catch_warnings():
-            warnings.filterwarnings("ignore", "(?s).*Overriding a previously registered kernel")
-            library.impl(op_name, counted, dispatch_key)
-        yield record
+        return _ema_sq_verdict(custom.op)
     finally:
-        library._destroy()
+        custom.remove()
 
 
-def placeholder_addcmul_(self, tensor1, tensor2, *, value=1):
-    """addcmul_ the way PyTorch 2.2.1's MPS kernel did it, as a CPU kernel: the result goes into
-    a contiguous copy of a non-contiguous output (the Placeholder's silent copy), never back."""
-    target = self if self.is_contiguous() else self.contiguous()
-    target.copy_(torch.addcmul(self, tensor1, tensor2, value=value))
-    return self
+def _ema_sq_verdict(op) -> Verdict:
+    gen = torch.Generator().manual_seed(0)  # seeded, without touching the global RNG
+    samples = (
+        ("contiguous", torch.rand(3, 4, generator=gen)),
+        ("transposed", torch.rand(4, 3, generator=gen).t()),
+    )
+    for layout, avg_sq in samples:
+        grad, before = torch.randn(3, 4, generator=gen), avg_sq.clone()
+        result = op(avg_sq, grad, 0.9)
+        expected = 0.9 * before + 0.1 * grad * grad
+        if not torch.equal(avg_sq, before):
+            return failed(
+                "your CPU kernel changed avg_sq in place, but the schema "
+                "`Tensor avg_sq` (no `(a!)`) promises it is only read",
+                "avg_sq modified",
+                "avg_sq unchanged, a new tensor returned",
+            )
+        if result.shape != expected.shape or not torch.allclose(result, expected):
+            return failed(
+                f"wrong values on a {layout} avg_sq",
+                [round(v, 4) for v in result.flatten()[:3].tolist()],
+                [round(v, 4) for v in expected.flatten()[:3].tolist()],
+            )
+        fake = op(
+            torch.empty_strided(avg_sq.shape, avg_sq.stride(), device="meta"),
+            torch.empty(grad.shape, device="meta"),
+            0.9,
+        )
+        real = (tuple(result.shape), result.stride(), result.dtype)
+        if (tuple(fake.shape), fake.stride(), fake.dtype) != real:
+            return failed(
+                f"on a {layout} avg_sq your fake kernel's output (shape, stride, dtype) "
+                "differs from the real one's; torch.empty_like(avg_sq) keeps its layout",
+                (tuple(fake.shape), fake.stride(), fake.dtype),
+                real,
+            )
+    # Only the tests that concern a custom op's own registrations: the aot_dispatch tests also
+    # poke every registered device, and the emulated one has no RNG state to save.
+    torch.library.opcheck(
+        op,
+        (torch.rand(4, 3, generator=gen).t(), torch.randn(3, 4, generator=gen), 0.9),
+        test_utils=("test_schema", "test_autograd_registration", "test_faketensor"),
+    )
+    return passed(
+        "torch.library.opcheck agrees: schema, CPU kernel and fake kernel are "
+        "consistent, on contiguous and transposed inputs."
+    )
 
 
-@dataclass
-class CustomOp:
-    """An operator defined from Python, with the Library that owns its registrations."""
+def _custom_op_reference():
+    def cpu_kernel(avg_sq, grad, beta):
+        return beta * avg_sq + (1 - beta) * grad * grad
 
-    qualname: str
-    library: torch.library.Library = field(repr=False)
+    def fake_kernel(avg_sq, grad, beta):
+        return torch.empty_like(avg_sq)
 
-    @property
-    def op(self) -> torch._ops.OpOverload:
-        """The callable op: torch.ops.<namespace>.<name>.default."""
-        namespace, name = self.qualname.split("::")
-        return getattr(getattr(torch.ops, namespace), name).default
-
-    def remove(self) -> None:
-        """Undo the definition and all its kernels."""
-        self.library._destroy()
-        _DEFINED.pop(self.qualname, None)
+    return cpu_kernel, fake_kernel
 
 
-_DEFINED: dict[str, CustomOp] = {}
-
-
-def define_op(schema: str, cpu: Callable, fake: Callable | None = None, *,
-              backward: Callable | None = None, setup_context: Callable | None = None) -> CustomOp:
-    """Define `namespace::name(args) -> ret` with a CPU kernel and optional fake/autograd parts.
-
-    Re-running the same definition (a notebook cell run twice) replaces the earlier one instead
-    of failing, because the earlier Library is destroyed first (Note [Undoable registrations]).
-    """
-    match = re.fullmatch(r"(?P<ns>[a-z_][a-z0-9_]*)::(?P<name>\w+)(?P<rest>\(.*\) -> .+)", schema)
-    if match is None or match["ns"] == "aten":
-        raise CourseError(f"schema {schema!r} must look like 'mynamespace::name(Tensor x) -> Tensor' "
-                          "with your own lower-case namespace (not aten)")
-    qualname = f"{match['ns']}::{match['name']}"
-    if qualname in _DEFINED:
-        _DEFINED[qualname].remove()
-    library = torch.library.Library(match["ns"], "FRAGMENT")
-    try:
-        library.define(match["name"] + match["rest"])
-        library.impl(match["name"], cpu, "CPU")
-        if fake is not None:
-            torch.library.register_fake(qualname, fake, lib=library)
-        if backward is not None:
-            torch.library.register_autograd(qualname, backward, setup_context=setup_context,
-                                            lib=library)
-    except Exception as exc:
-        library._destroy()
-        raise CourseError(f"could not define {qualname}: {exc}") from exc
-    _DEFINED[qualname] = CustomOp(qualname, library)
-    return _DEFINED[qualname]
+register(
+    Exercise(
+        "05.structured_delegate",
+        "Which out= overload does `addcdiv_` delegate to, and which kernel serves it on MPS? "
+        "Answer {'delegate': ..., 'MPS': ...}.",
+        _check_delegate,
+        "lookup('addcdiv_').structured_delegate names the overload; backend_kernel(name, 'MPS') "
+        "follows the delegate to its dispatch table.",
+        _delegate_reference,
+        (
+            lambda: {"delegate": "addcdiv", "MPS": "addcdiv_out_mps"},
+            lambda: {"delegate": "addcdiv.out", "MPS": "addcdiv_out"},
+            lambda: {"delegate": "addcmul.out", "MPS": "addcmul_out_mps"},
+        ),
+    )
+)
+register(
+    Exercise(
+        "05.call_order",
+        "`x.addcmul_(a, b)` with x a CPU tensor that requires grad: list the dispatch keys whose "
+        "kernels run, in the order they run.",
+        _check_call_order,
+        "dispatch_keys(x) lists the candidates, highest priority first; call_path('addcmul_', x) "
+        "shows which of them actually run a kernel.",
+        _call_order_reference,
+        (
+            lambda: ["CPU", "ADInplaceOrView", "AutogradCPU"],
+            lambda: ["AutocastCPU", "AutogradCPU", "ADInplaceOrView", "CPU"],
+            lambda: ["AutogradCPU", "CPU"],
+        ),
+    )
+)
+register(
+    Exercise(
+        "05.custom_op",
+        f"Write a CPU kernel and a fake kernel for `{EMA_SQ_SCHEMA}` (Adam's second moment, "
+        "beta * avg_sq + (1 - beta) * grad**2, as a pure op). Answer (cpu_kernel, fake_kernel).",
+        _check_custom_op,
+        "The CPU kernel must return a new tensor (no in-place ops on avg_sq); the fake kernel only "
+        "allocates an output with the real output's shape, dtype and strides: torch.empty_like.",
+        _custom_op_reference,
+        (
+            lambda: (
+                lambda a, g, b: a.mul_(b).addcmul_(g, g, value=1 - b),
+                lambda a, g, b: torch.empty_like(a),
+            ),
+            lambda: (lambda a, g, b: b * a + g * g, lambda a, g, b: torch.empty_like(a)),
+            lambda: (lambda a, g, b: b * a + (1 - b) * g * g, lambda a, g, b: a.new_empty(a.shape)),
+        ),
+    )
+)

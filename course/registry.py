@@ -56,14 +56,18 @@ class RegistryEntry:
 
     def as_rows(self) -> list[dict[str, str]]:
         """Field/value rows for a table."""
-        rows = [{"field": "func", "value": self.schema},
-                {"field": "variants", "value": ", ".join(self.variants)},
-                {"field": "tags", "value": ", ".join(self.tags) or "-"}]
+        rows = [
+            {"field": "func", "value": self.schema},
+            {"field": "variants", "value": ", ".join(self.variants)},
+            {"field": "tags", "value": ", ".join(self.tags) or "-"},
+        ]
         if self.structured:
             rows.append({"field": "structured", "value": "True (the shared out= kernel)"})
         if self.structured_delegate:
             rows.append({"field": "structured_delegate", "value": self.structured_delegate})
-        rows += [{"field": f"dispatch {keys}", "value": kernel} for keys, kernel in self.dispatch.items()]
+        rows += [
+            {"field": f"dispatch {keys}", "value": kernel} for keys, kernel in self.dispatch.items()
+        ]
         return rows
 
 
@@ -71,14 +75,18 @@ def yaml_path() -> Path:
     """Where the installed torch keeps native_functions.yaml (inside its torchgen package)."""
     spec = importlib.util.find_spec("torchgen")
     if spec is None or not spec.submodule_search_locations:
-        raise CourseError("torchgen is not installed next to torch, so the operator registry "
-                          "(native_functions.yaml) cannot be read; reinstall torch from its wheel")
+        raise CourseError(
+            "torchgen is not installed next to torch, so the operator registry "
+            "(native_functions.yaml) cannot be read; reinstall torch from its wheel"
+        )
     for folder in spec.submodule_search_locations:
         path = Path(folder) / YAML_IN_TORCHGEN
         if path.is_file():
             return path
-    raise CourseError(f"native_functions.yaml is not at torchgen/{YAML_IN_TORCHGEN.as_posix()} in "
-                      "this torch install; the wheel's layout changed, so the registry cannot be read")
+    raise CourseError(
+        f"native_functions.yaml is not at torchgen/{YAML_IN_TORCHGEN.as_posix()} in "
+        "this torch install; the wheel's layout changed, so the registry cannot be read"
+    )
 
 
 @functools.cache
@@ -88,8 +96,10 @@ def entries() -> dict[str, RegistryEntry]:
     with yaml_path().open() as handle:
         raw = yaml.load(handle, Loader=loader)
     if not isinstance(raw, list) or not all(isinstance(e, dict) and "func" in e for e in raw):
-        raise CourseError("native_functions.yaml is no longer a list of `func:` entries; "
-                          "its format changed and course.registry needs updating")
+        raise CourseError(
+            "native_functions.yaml is no longer a list of `func:` entries; "
+            "its format changed and course.registry needs updating"
+        )
     parsed = (_entry(e) for e in raw)
     return {entry.name: entry for entry in parsed}
 
@@ -122,7 +132,9 @@ def op_names() -> list[str]:
 def normalise(name: str) -> str:
     """Accept "aten::addcmul_", "addcmul_.default", " addcmul_ " and return "addcmul_"."""
     if not isinstance(name, str) or not name.strip():
-        raise CourseError(f"an operator name is a non-empty string such as 'addcmul_', not {name!r}")
+        raise CourseError(
+            f"an operator name is a non-empty string such as 'addcmul_', not {name!r}"
+        )
     text = name.strip().removeprefix("aten::").removeprefix("torch.ops.aten.")
     return text.removesuffix(".default")
 
@@ -139,11 +151,11 @@ def lookup(name: str) -> RegistryEntry:
     raise CourseError(f"no operator {key!r} in native_functions.yaml. {did_you_mean(key, table)}")
 
 
-def did_you_mean(name: str, known) -> str:
-    """A "did you mean ...?" sentence from the closest known names (or a pointer to the list)."""
+def did_you_mean(name: str, known, listing: str = "course.registry.op_names()") -> str:
+    """A "did you mean ...?" sentence from the closest known names (or where to find them all)."""
     close = difflib.get_close_matches(name, list(known), n=4, cutoff=0.6)
     if not close:
-        return "No close match; op_names() lists every operator."
+        return f"No close match; {listing} lists every operator."
     return "Did you mean: " + ", ".join(close) + "?"
 
 
@@ -164,15 +176,18 @@ def backend_kernel(name: str, backend: str) -> str:
     composite = [k for k in table if k.startswith("Composite")]
     if composite:
         return f"{composite[0]}: {table[composite[0]]}"
-    raise CourseError(f"{source.name} has no {backend!r} kernel in the registry; "
-                      f"it has: {', '.join(table)}")
+    raise CourseError(
+        f"{source.name} has no {backend!r} kernel in the registry; it has: {', '.join(table)}"
+    )
 
 
 def structured_family(name: str) -> list[str]:
     """Every op served by the same out= kernel as `name`: ["addcmul", "addcmul.out", "addcmul_"]."""
     out = kernel_entry(name)
     if not out.structured:
-        raise CourseError(f"{out.name} is not a structured kernel (no `structured: True`), "
-                          "so it shares no out= kernel")
+        raise CourseError(
+            f"{out.name} is not a structured kernel (no `structured: True`), "
+            "so it shares no out= kernel"
+        )
     family = [e.name for e in entries().values() if e.structured_delegate == out.name]
     return sorted(family + [out.name])
