@@ -94,12 +94,13 @@ def test_override_is_restored_after_an_exception():
 
 
 def test_override_rejects_bad_input():
-    with pytest.raises(CourseError, match="not a dispatch key"):
-        with override_kernel("addcmul_", placeholder_addcmul_, "GPU"):
-            pass
-    with pytest.raises(CourseError, match="must be a function"):
-        with override_kernel("addcmul_", 42):
-            pass
+    with (
+        pytest.raises(CourseError, match="not a dispatch key"),
+        override_kernel("addcmul_", placeholder_addcmul_, "GPU"),
+    ):
+        pass
+    with pytest.raises(CourseError, match="must be a function"), override_kernel("addcmul_", 42):
+        pass
     assert parse_key("emps") == "PrivateUse1"
 
 
@@ -127,8 +128,12 @@ def test_define_op_with_autograd():
     def setup_context(ctx, inputs, output):
         ctx.grad, ctx.beta = inputs[1], inputs[2]
 
-    custom = define_op("course05_test::ema_sq_ad(Tensor avg_sq, Tensor grad, float beta) -> Tensor",
-                       _ema_sq, backward=backward, setup_context=setup_context)
+    custom = define_op(
+        "course05_test::ema_sq_ad(Tensor avg_sq, Tensor grad, float beta) -> Tensor",
+        _ema_sq,
+        backward=backward,
+        setup_context=setup_context,
+    )
     try:
         a = torch.rand(3, 2, dtype=torch.float64, requires_grad=True)
         g = torch.rand(3, 2, dtype=torch.float64, requires_grad=True)

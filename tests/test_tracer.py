@@ -22,10 +22,13 @@ def test_adam_step_records_the_four_ops_with_their_strides():
     weight, records = _transposed_adam_step()
     assert weight.stride() == (1, 4) and not weight.is_contiguous()
     by_op = {r.op: r for r in records}
-    assert {"aten::lerp_.Scalar", "aten::mul_.Tensor", "aten::addcmul_", "aten::addcdiv_"} <= set(by_op)
+    adam_ops = {"aten::lerp_.Scalar", "aten::mul_.Tensor", "aten::addcmul_", "aten::addcdiv_"}
+    assert adam_ops <= set(by_op)
     assert by_op["aten::lerp_.Scalar"].output == "encoder.weight.exp_avg"
-    for op, name in (("aten::addcmul_", "encoder.weight.exp_avg_sq"),
-                     ("aten::addcdiv_", "encoder.weight")):
+    for op, name in (
+        ("aten::addcmul_", "encoder.weight.exp_avg_sq"),
+        ("aten::addcdiv_", "encoder.weight"),
+    ):
         record = by_op[op]
         assert record.output == name and record.in_place
         assert record.stride == (1, 4) and not record.contiguous and record.shape == (4, 3)
@@ -36,7 +39,8 @@ def test_state_names_skip_the_step_counter():
     optimizer = torch.optim.Adam([weight])
     weight.grad = torch.ones_like(weight)
     optimizer.step()
-    assert set(optimizer_state_names(optimizer, {"w": weight})) == {"w", "w.exp_avg", "w.exp_avg_sq"}
+    names = optimizer_state_names(optimizer, {"w": weight})
+    assert set(names) == {"w", "w.exp_avg", "w.exp_avg_sq"}
 
 
 def test_table_highlights_non_contiguous_outputs():
