@@ -24,8 +24,14 @@ SYNTAX = (
 )
 # name -> (min, max) number of arguments; a *shape* op takes its sizes spread or as one tuple.
 _ARITY = {
-    "t": (0, 0), "transpose": (2, 2), "narrow": (3, 3), "unsqueeze": (1, 1), "squeeze": (0, 1),
-    "as_strided": (2, 3), "contiguous": (0, 0), "clone": (0, 1),
+    "t": (0, 0),
+    "transpose": (2, 2),
+    "narrow": (3, 3),
+    "unsqueeze": (1, 1),
+    "squeeze": (0, 1),
+    "as_strided": (2, 3),
+    "contiguous": (0, 0),
+    "clone": (0, 1),
 }
 _SHAPE_OPS = ("permute", "expand", "view", "reshape")
 MEMORY_FORMATS = ("preserve_format", "contiguous_format")
@@ -109,9 +115,7 @@ def _call(name: str, node: ast.Call) -> Op:
         raise CourseError(f"unknown operation {name!r}; allowed steps: {SYNTAX}")
     args = [_value(a) for a in node.args]
     for keyword in node.keywords:
-        if (name, keyword.arg) == ("clone", "memory_format"):
-            args.append(_value(keyword.value))
-        elif (name, keyword.arg) == ("as_strided", "storage_offset"):
+        if (name, keyword.arg) in (("clone", "memory_format"), ("as_strided", "storage_offset")):
             args.append(_value(keyword.value))
         else:
             raise CourseError(f"{name}() takes no keyword {keyword.arg!r}; pass arguments in order")
@@ -147,7 +151,9 @@ def _require_ints(name: str, args: list) -> None:
 
 def _memory_format(arg: object) -> str:
     if arg not in MEMORY_FORMATS:
-        raise CourseError(f"clone() takes a memory format ({', '.join(MEMORY_FORMATS)}), got {arg!r}")
+        raise CourseError(
+            f"clone() takes a memory format ({', '.join(MEMORY_FORMATS)}), got {arg!r}"
+        )
     return arg
 
 
@@ -158,9 +164,9 @@ def _value(node: ast.AST) -> object:
         if not all(isinstance(v, int) for v in values):
             raise CourseError("a tuple may hold only whole numbers")
         return values
-    if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name):
-        if node.value.id == "torch" and node.attr in MEMORY_FORMATS:
-            return node.attr
+    is_torch = isinstance(node, ast.Attribute) and getattr(node.value, "id", "") == "torch"
+    if is_torch and node.attr in MEMORY_FORMATS:
+        return node.attr
     if isinstance(node, ast.Name) and node.id in MEMORY_FORMATS:
         return node.id
     return _int(node)
