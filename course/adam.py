@@ -36,8 +36,9 @@ def init_state(param: torch.Tensor, amsgrad: bool = False) -> State:
     return state
 
 
-def update_moments(exp_avg: torch.Tensor, exp_avg_sq: torch.Tensor, grad: torch.Tensor,
-                   beta1: float, beta2: float) -> None:
+def update_moments(
+    exp_avg: torch.Tensor, exp_avg_sq: torch.Tensor, grad: torch.Tensor, beta1: float, beta2: float
+) -> None:
     """The running means, in place: the lerp_, mul_ and addcmul_ of the story's table."""
     exp_avg.lerp_(grad, 1 - beta1)  # m = beta1 * m + (1 - beta1) * g
     exp_avg_sq.mul_(beta2).addcmul_(grad, grad, value=1 - beta2)  # v = beta2 * v + (1 - beta2) * g²
@@ -48,9 +49,17 @@ def bias_corrections(beta1: float, beta2: float, step: int) -> tuple[float, floa
     return 1 - beta1**step, 1 - beta2**step
 
 
-def adam_step(param: torch.Tensor, grad: torch.Tensor, state: State, *, lr: float = 1e-3,
-              betas: tuple[float, float] = (0.9, 0.999), eps: float = 1e-8,
-              weight_decay: float = 0.0, amsgrad: bool = False) -> None:
+def adam_step(
+    param: torch.Tensor,
+    grad: torch.Tensor,
+    state: State,
+    *,
+    lr: float = 1e-3,
+    betas: tuple[float, float] = (0.9, 0.999),
+    eps: float = 1e-8,
+    weight_decay: float = 0.0,
+    amsgrad: bool = False,
+) -> None:
     """One Adam step on one parameter, in place, exactly as `_single_tensor_adam` does it."""
     beta1, beta2 = betas
     if not state:
@@ -83,8 +92,9 @@ class Comparison:
         return all(d == 0.0 for d in self.max_diff.values())
 
 
-def sample_problem(seed: int = 0, shape: tuple[int, int] = (6, 4),
-                   transposed: bool = True) -> tuple[torch.Tensor, Callable[[torch.Tensor], Any]]:
+def sample_problem(
+    seed: int = 0, shape: tuple[int, int] = (6, 4), transposed: bool = True
+) -> tuple[torch.Tensor, Callable[[torch.Tensor], Any]]:
     """A seeded parameter (transposed layout by default, like the story) and a loss to descend."""
     gen = torch.Generator().manual_seed(seed)
     start = torch.randn(shape[::-1], generator=gen)
@@ -93,8 +103,14 @@ def sample_problem(seed: int = 0, shape: tuple[int, int] = (6, 4),
     return start, lambda p: ((p - target) ** 2 * torch.arange(1.0, p.numel() + 1).view(shape)).sum()
 
 
-def compare_with_torch(steps: int = 5, *, weight_decay: float = 0.0, amsgrad: bool = False,
-                       lr: float = 1e-2, seed: int = 0) -> Comparison:
+def compare_with_torch(
+    steps: int = 5,
+    *,
+    weight_decay: float = 0.0,
+    amsgrad: bool = False,
+    lr: float = 1e-2,
+    seed: int = 0,
+) -> Comparison:
     """Run our Adam and torch.optim.Adam side by side on copies of one parameter."""
     start, loss_fn = sample_problem(seed)
     ours = start.clone().requires_grad_()
@@ -119,9 +135,15 @@ def comparison_rows(steps: int = 5) -> list[dict[str, object]]:
     rows = []
     for weight_decay, amsgrad in ((0.0, False), (0.1, False), (0.0, True), (0.1, True)):
         result = compare_with_torch(steps, weight_decay=weight_decay, amsgrad=amsgrad)
-        rows.append({"weight_decay": weight_decay, "amsgrad": amsgrad, "steps": steps,
-                     "max |ours - torch|": max(result.max_diff.values()),
-                     "bitwise equal": result.bitwise_equal})
+        rows.append(
+            {
+                "weight_decay": weight_decay,
+                "amsgrad": amsgrad,
+                "steps": steps,
+                "max |ours - torch|": max(result.max_diff.values()),
+                "bitwise equal": result.bitwise_equal,
+            }
+        )
     return rows
 
 
@@ -144,54 +166,106 @@ def traced_step(shape: tuple[int, int] = (4, 3), device: str = "emps") -> list[O
 # ---- exercises -------------------------------------------------------------------------------
 
 _CHECK_STEPS = 4
+_LR = 1e-2
+# Classic slips, as the update each would produce from the (correct) moments m and v.
+_MISTAKES = {
+    "the bias corrections are missing": lambda m, v, c1, c2: -_LR * m / (v.sqrt() + 1e-8),
+    "only 1 - beta1**t is applied; also divide sqrt(v) by sqrt(1 - beta2**t)": (
+        lambda m, v, c1, c2: -_LR / c1 * m / (v.sqrt() + 1e-8)
+    ),
+    "only 1 - beta2**t is applied; also divide lr by 1 - beta1**t": (
+        lambda m, v, c1, c2: -_LR * m / ((v / c2).sqrt() + 1e-8)
+    ),
+    "the sqrt is missing: divide by sqrt(v) / sqrt(1 - beta2**t) + eps": (
+        lambda m, v, c1, c2: -_LR / c1 * m / (v / c2**0.5 + 1e-8)
+    ),
+    "the sqrt is missing: divide by sqrt(v_hat) + eps, not v_hat + eps": (
+        lambda m, v, c1, c2: -_LR / c1 * m / (v / c2 + 1e-8)
+    ),
+    "the sign is flipped: Adam steps against m (value=-lr / (1 - beta1**t))": (
+        lambda m, v, c1, c2: _LR / c1 * m / ((v / c2).sqrt() + 1e-8)
+    ),
+}
+
+
+def _diagnose(update: torch.Tensor, state: State, step: int) -> str:
+    """Name the classic slip whose update matches the learner's, if one does."""
+    c1, c2 = bias_corrections(0.9, 0.999, step)
+    m, v = state["exp_avg"], state["exp_avg_sq"]
+    for mistake, formula in _MISTAKES.items():
+        if torch.allclose(update, formula(m, v, c1, c2), rtol=1e-4, atol=1e-8):
+            return f"\n  your update matches a known slip: {mistake}"
+    return ""
 
 
 def _check_adam_step(answer: Callable[..., None]) -> Any:
     """Run the learner's step beside torch.optim.Adam on a contiguous and a transposed param."""
     if not callable(answer):
-        return failed("pass your step *function* (def my_step(param, grad, state, lr, betas, eps)),"
-                      " not its result", type(answer).__name__, "a function")
+        return failed(
+            "pass your step *function* (def my_step(param, grad, state, lr, betas, eps)),"
+            " not its result",
+            type(answer).__name__,
+            "a function",
+        )
     for transposed in (False, True):
         layout = "transposed (non-contiguous)" if transposed else "contiguous"
         start, loss_fn = sample_problem(seed=1, transposed=transposed)
         ours, theirs = start.clone().requires_grad_(), torch.nn.Parameter(start.clone())
-        opt, state = torch.optim.Adam([theirs], lr=1e-2), {}
+        opt, state = torch.optim.Adam([theirs], lr=_LR), {}
         for step in range(1, _CHECK_STEPS + 1):
             for p in (ours, theirs):
                 p.grad = None
                 loss_fn(p).backward()
+            before = ours.detach().clone()
             with torch.no_grad():
-                answer(ours, ours.grad, state, lr=1e-2, betas=(0.9, 0.999), eps=1e-8)
+                answer(ours, ours.grad, state, lr=_LR, betas=(0.9, 0.999), eps=1e-8)
             opt.step()
             verdict = _compare_step(ours, theirs, state, opt.state[theirs], step, layout)
+            if verdict is not None and "moments match" in verdict.message:
+                verdict.message += _diagnose(ours.detach() - before, state, step)
             if verdict is not None:
                 return verdict
-    return passed(f"your step matches torch.optim.Adam for {_CHECK_STEPS} steps, on a contiguous "
-                  "and on a transposed parameter, state layout included")
+    return passed(
+        f"your step matches torch.optim.Adam for {_CHECK_STEPS} steps, on a contiguous "
+        "and on a transposed parameter, state layout included"
+    )
 
 
 def _compare_step(ours, theirs, state, expected_state, step, layout):
     for key in STATE_KEYS:
         if key not in state:
-            return failed(f"after step {step}, state has no {key!r}: keep Adam's running means "
-                          "in state['exp_avg'] and state['exp_avg_sq']", sorted(state),
-                          list(STATE_KEYS))
+            return failed(
+                f"after step {step}, state has no {key!r}: keep Adam's running means "
+                "in state['exp_avg'] and state['exp_avg_sq']",
+                sorted(state),
+                list(STATE_KEYS),
+            )
         mine, want = state[key], expected_state[key]
         if mine.stride() != want.stride():
-            return failed(f"{layout} parameter: your state[{key!r}] has stride {mine.stride()}, "
-                          f"torch's has the parameter's stride {want.stride()}; create it with "
-                          "torch.zeros_like(param, memory_format=torch.preserve_format)",
-                          mine.stride(), want.stride())
+            return failed(
+                f"{layout} parameter: your state[{key!r}] has stride {mine.stride()}, "
+                f"torch's has the parameter's stride {want.stride()}; create it with "
+                "torch.zeros_like(param, memory_format=torch.preserve_format)",
+                mine.stride(),
+                want.stride(),
+            )
         if not torch.allclose(mine, want, rtol=1e-5, atol=1e-7):
-            return failed(f"after step {step} on a {layout} parameter, state[{key!r}] differs "
-                          f"(max diff {(mine - want).abs().max().item():.3g})",
-                          _short(mine), _short(want))
+            return failed(
+                f"after step {step} on a {layout} parameter, state[{key!r}] differs "
+                f"(max diff {(mine - want).abs().max().item():.3g})",
+                _short(mine),
+                _short(want),
+            )
     mine, want = ours.detach(), theirs.detach()
     if not torch.allclose(mine, want, rtol=1e-5, atol=1e-7):
-        return failed(f"after step {step} on a {layout} parameter the moments match but the "
-                      f"parameter differs (max diff {(mine - want).abs().max().item():.3g}): check "
-                      "the bias corrections 1 - beta**step, the sqrt in the denominator, eps and "
-                      "the sign", _short(mine), _short(want))
+        return failed(
+            f"after step {step} on a {layout} parameter the moments match but the "
+            f"parameter differs (max diff {(mine - want).abs().max().item():.3g}): check "
+            "the bias corrections 1 - beta**step, the sqrt in the denominator, eps and "
+            "the sign",
+            _short(mine),
+            _short(want),
+        )
     return None
 
 
@@ -238,27 +312,36 @@ def _flawed_step(flaw: str):
     return my_step
 
 
-register(Exercise(
-    name="03.adam_step",
-    prompt="Write my_step(param, grad, state, lr, betas, eps): one Adam step, in place, keeping "
-           "state['exp_avg'] and state['exp_avg_sq'] as torch does.",
-    checker=_check_adam_step,
-    hint="Five in-place ops: exp_avg.lerp_(grad, 1-beta1); exp_avg_sq.mul_(beta2).addcmul_(grad, "
-         "grad, value=1-beta2); denom = sqrt(exp_avg_sq) / sqrt(1-beta2**t) + eps; "
-         "param.addcdiv_(exp_avg, denom, value=-lr/(1-beta1**t)). Create the state with "
-         "zeros_like(param, memory_format=torch.preserve_format) and count steps from 1.",
-    reference=_reference_step,
-    wrong_answers=(lambda: _flawed_step("no bias correction"), lambda: _flawed_step("no sqrt"),
-                   lambda: _flawed_step("contiguous state")),
-))
+register(
+    Exercise(
+        name="03.adam_step",
+        prompt="Write my_step(param, grad, state, lr, betas, eps): one Adam step, in place, "
+        "keeping state['exp_avg'] and state['exp_avg_sq'] as torch does.",
+        checker=_check_adam_step,
+        hint="Five in-place ops: exp_avg.lerp_(grad, 1-beta1); "
+        "exp_avg_sq.mul_(beta2).addcmul_(grad, grad, value=1-beta2); "
+        "denom = sqrt(exp_avg_sq) / sqrt(1-beta2**t) + eps; "
+        "param.addcdiv_(exp_avg, denom, value=-lr/(1-beta1**t)). Create the state with "
+        "zeros_like(param, memory_format=torch.preserve_format) and count steps from 1.",
+        reference=_reference_step,
+        wrong_answers=(
+            lambda: _flawed_step("no bias correction"),
+            lambda: _flawed_step("no sqrt"),
+            lambda: _flawed_step("contiguous state"),
+        ),
+    )
+)
 
 
 def _check_explodes(answer: object) -> Any:
     """The learner names the switchboard case that explodes; the measured outcomes decide."""
     labels = [case.label for case in CASES]
     if answer not in labels:
-        return failed(f"answer with one of the case labels: {', '.join(map(repr, labels))}",
-                      repr(answer), " or ".join(map(repr, labels)))
+        return failed(
+            f"answer with one of the case labels: {', '.join(map(repr, labels))}",
+            repr(answer),
+            " or ".join(map(repr, labels)),
+        )
     results = {o.case.label: o for o in outcomes()}
     exploding = [label for label, o in results.items() if o.verdict == "explodes"]
     chosen = results[answer]
@@ -273,13 +356,19 @@ def _reference_explodes():
     return "addcmul_ only"
 
 
-register(Exercise(
-    name="03.predict_explodes",
-    prompt="Of the four switchboard cases, which one makes the encoder's update explode?",
-    checker=_check_explodes,
-    hint="An explosion needs a huge update that actually lands: which op keeps exp_avg_sq at 0 "
-         "(so the denominator is just eps), and which op would have to keep working to apply it?",
-    reference=_reference_explodes,
-    wrong_answers=(lambda: "both", lambda: "addcdiv_ only", lambda: "no bug", lambda: "addcmul"),
-))
-
+register(
+    Exercise(
+        name="03.predict_explodes",
+        prompt="Of the four switchboard cases, which one makes the encoder's update explode?",
+        checker=_check_explodes,
+        hint="An explosion needs a huge update that actually lands: which op keeps exp_avg_sq at 0 "
+        "(so the denominator is just eps), and which op would have to keep working to apply it?",
+        reference=_reference_explodes,
+        wrong_answers=(
+            lambda: "both",
+            lambda: "addcdiv_ only",
+            lambda: "no bug",
+            lambda: "addcmul",
+        ),
+    )
+)

@@ -39,17 +39,29 @@ class Case:
 
 
 CASES: tuple[Case, ...] = (
-    Case("no bug", frozenset(),
-         "every op writes its result, so Adam updates the encoder by about lr per step"),
-    Case("addcmul_ only", frozenset({"addcmul"}),
-         "addcmul_ never writes exp_avg_sq, so it stays 0 and the step is lr * m / (sqrt(0) + eps)"
-         " = lr * m / 1e-8; addcdiv_ works, so that enormous step lands"),
-    Case("addcdiv_ only", frozenset({"addcdiv"}),
-         "exp_avg_sq is fine, but addcdiv_ computes the update and drops it, so the encoder never "
-         "moves"),
-    Case("both", frozenset({"addcmul", "addcdiv"}),
-         "exp_avg_sq stays 0 (the enormous step is computed) but addcdiv_ drops it: frozen, with "
-         "exp_avg_sq = 0. The second bug masked the first: the story's case"),
+    Case(
+        "no bug",
+        frozenset(),
+        "every op writes its result, so Adam updates the encoder by about lr per step",
+    ),
+    Case(
+        "addcmul_ only",
+        frozenset({"addcmul"}),
+        "addcmul_ never writes exp_avg_sq, so it stays 0 and the step is lr * m / (sqrt(0) + eps)"
+        " = lr * m / 1e-8; addcdiv_ works, so that enormous step lands",
+    ),
+    Case(
+        "addcdiv_ only",
+        frozenset({"addcdiv"}),
+        "exp_avg_sq is fine, but addcdiv_ computes the update and drops it, so the encoder never "
+        "moves",
+    ),
+    Case(
+        "both",
+        frozenset({"addcmul", "addcdiv"}),
+        "exp_avg_sq stays 0 (the enormous step is computed) but addcdiv_ drops it: frozen, with "
+        "exp_avg_sq = 0. The second bug masked the first: the story's case",
+    ),
 )
 
 
@@ -73,7 +85,7 @@ class Outcome:
             "encoder change after step 1": _sci(self.encoder_change[0]),
             "encoder frozen (bitwise)": self.encoder_frozen,
             "max encoder exp_avg_sq": _sci(self.encoder_exp_avg_sq_max),
-            "final loss": _sci(self.loss[-1]),
+            "loss: first -> last": f"{self.loss[0]:.3g} -> {self.loss[-1]:.3g}",
         }
 
 
@@ -99,8 +111,12 @@ def find_case(addcmul_broken: bool, addcdiv_broken: bool) -> Case:
 _RUNS: dict[tuple[str, int, float, int], Outcome] = {}
 
 
-def run_case(case: Case, steps: int = RUN["steps"], lr: float = RUN["lr"],
-             batch_size: int = RUN["batch_size"]) -> Outcome:
+def run_case(
+    case: Case,
+    steps: int = RUN["steps"],
+    lr: float = RUN["lr"],
+    batch_size: int = RUN["batch_size"],
+) -> Outcome:
     """Train the story's SAE once with exactly `case.broken` failing (cached: same inputs, same
     result, so the widget and the checker never retrain what the notebook already ran)."""
     if not isinstance(steps, int) or not 1 <= steps <= 200:
@@ -114,17 +130,26 @@ def run_case(case: Case, steps: int = RUN["steps"], lr: float = RUN["lr"],
 def _train(case: Case, steps: int, lr: float, batch_size: int) -> Outcome:
     name = f"switchboard:{case.label}"
     profile = emps.get_profile(BASE_PROFILE).with_broken(case.broken, name=name)
-    result = plateau.run(backend=emps.Backend(profile), init="transposed", steps=steps, lr=lr,
-                         batch_size=batch_size)
+    result = plateau.run(
+        backend=emps.Backend(profile), init="transposed", steps=steps, lr=lr, batch_size=batch_size
+    )
     history = result.history
     change = tuple(history.change["encoder.weight"])
     frozen = history.frozen["encoder.weight"]
-    return Outcome(case, classify(change, frozen, lr), tuple(history.loss), change,
-                   history.exp_avg_sq_max["encoder.weight"], frozen, lr)
+    return Outcome(
+        case,
+        classify(change, frozen, lr),
+        tuple(history.loss),
+        change,
+        history.exp_avg_sq_max["encoder.weight"],
+        frozen,
+        lr,
+    )
 
 
-def outcomes(steps: int = RUN["steps"], lr: float = RUN["lr"],
-             batch_size: int = RUN["batch_size"]) -> list[Outcome]:
+def outcomes(
+    steps: int = RUN["steps"], lr: float = RUN["lr"], batch_size: int = RUN["batch_size"]
+) -> list[Outcome]:
     """All four cases, in the order of CASES."""
     return [run_case(case, steps, lr, batch_size) for case in CASES]
 
@@ -148,7 +173,7 @@ def outcome_figure(results: list[Outcome], highlight: str | None = None) -> Figu
         ax.set_title(f"{outcome.case.label}: {outcome.verdict}", fontsize=9, fontweight=bold)
         ax.set_xlabel("step")
     axes[0].set_ylabel("max |encoder - initial|")
-    fig.suptitle("dashed: 100 x lr (above it: an explosion); frozen runs sit at the floor", fontsize=8)
+    fig.suptitle("dashed: 100 x lr (above: an explosion); frozen: at the floor", fontsize=8)
     return fig
 
 
@@ -164,10 +189,11 @@ def switchboard() -> Panel:
         chosen = run_case(find_case(addcmul_broken, addcdiv_broken), steps)
         keys = [(c.label, steps, RUN["lr"], RUN["batch_size"]) for c in CASES]
         shown = [_RUNS[key] for key in keys if key in _RUNS]
-        note = (f"<p><b>{chosen.case.label}</b> {chosen.verdict}: {chosen.case.why}.</p>"
-                f"<p>{len(shown)} of 4 cases run at {steps} steps; flip the toggles and press Run "
-                "to fill in the rest.</p>")
+        note = (
+            f"<p><b>{chosen.case.label}</b> {chosen.verdict}: {chosen.case.why}.</p>"
+            f"<p>{len(shown)} of 4 cases run at {steps} steps; flip the toggles and press Run "
+            "to fill in the rest.</p>"
+        )
         return Drawing(outcome_figure(shown, chosen.case.label), note + outcome_table(shown))
 
     return Panel(controls, draw, title="Per-op bug switchboard (emulated MPS)", button="Run")
-
