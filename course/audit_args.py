@@ -1,4 +1,4 @@
-"""What the layout auditor calls, and with what: ops found in torch's registry, arguments from schemas.
+"""What the layout auditor calls, and how: ops from torch's registry, arguments from schemas.
 
 Nothing here is a hand-written op list. The ops come from the installed torch's dispatcher
 (`torch._C._dispatch_get_all_op_names()`) and their tags: every in-place overload whose op (or
@@ -17,6 +17,7 @@ Note [Observable writes]
 from __future__ import annotations
 
 import functools
+import itertools
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -60,7 +61,10 @@ class Call:
 
     def on(self, device: str) -> tuple[list[object], dict[str, object]]:
         """The arguments with every tensor moved to `device` (contiguous copies)."""
-        move = (lambda v: v.to(device) if isinstance(v, torch.Tensor) else v)
+
+        def move(value: object) -> object:
+            return value.to(device) if isinstance(value, torch.Tensor) else value
+
         return [move(a) for a in self.args], {k: move(v) for k, v in self.kwargs.items()}
 
 
@@ -82,8 +86,10 @@ def discover() -> tuple[AuditOp, ...]:
         if kind is not None:
             found[full_name(overload)] = AuditOp(full_name(overload), overload, kind)
     if not any(op.base == "aten::addcmul_" for op in found.values()):
-        raise CourseError("found no aten::addcmul_ in this torch's dispatcher: the registry layout "
-                          f"changed in torch {torch.__version__}; the auditor needs updating")
+        raise CourseError(
+            "found no aten::addcmul_ in this torch's dispatcher: the registry layout "
+            f"changed in torch {torch.__version__}; the auditor needs updating"
+        )
     return tuple(found[name] for name in sorted(found))
 
 
@@ -101,15 +107,15 @@ def _inplace_overload(qualified: str) -> torch._ops.OpOverload | None:
 
 
 def _writes_only_self(schema) -> bool:
-    written = [a.name for a in schema.arguments if a.alias_info is not None and a.alias_info.is_write]
+    written = [a.name for a in schema.arguments if a.alias_info and a.alias_info.is_write]
     return written == ["self"]
 
 
 def _kind(overload: torch._ops.OpOverload) -> str | None:
-    """"pointwise" if it or its functional twin is tagged so; "random" for seeded in-place ops."""
+    """ "pointwise" if it or its functional twin is tagged so; "random" for seeded in-place ops."""
     functional = getattr(torch.ops.aten, overload._schema.name.split("::")[1][:-1], None)
     twin = getattr(functional, overload._overloadname, None) if functional is not None else None
-    if torch.Tag.pointwise in overload.tags or (twin is not None and torch.Tag.pointwise in twin.tags):
+    if torch.Tag.pointwise in overload.tags or (twin and torch.Tag.pointwise in twin.tags):
         return "pointwise"
     generator = any(a.name == "generator" and a.kwarg_only for a in overload._schema.arguments)
     if torch.Tag.nondeterministic_seeded in overload.tags and generator:
@@ -118,7 +124,7 @@ def _kind(overload: torch._ops.OpOverload) -> str | None:
 
 
 def find_ops(names: list[str] | None) -> list[AuditOp]:
-    """The ops to audit: all, or those named ("addcmul_", "aten::add_.Tensor"; no overload = all)."""
+    """Ops to audit: all, or the named ("addcmul_", "aten::add_.Tensor"; no overload: all)."""
     ops = discover()
     if names is None:
         return list(ops)
@@ -128,8 +134,10 @@ def find_ops(names: list[str] | None) -> list[AuditOp]:
         matches = [op for op in ops if name in (op.name, op.base)]
         if not matches:
             sample = ", ".join(op.name for op in ops[:6])
-            raise CourseError(f"{raw!r} is not an in-place pointwise or random aten op in torch "
-                              f"{torch.__version__}; e.g. {sample} (see course.audit.discover())")
+            raise CourseError(
+                f"{raw!r} is not an in-place pointwise or random aten op in torch "
+                f"{torch.__version__}; e.g. {sample} (see course.audit.discover())"
+            )
         chosen += [op for op in matches if op not in chosen]
     return chosen
 
@@ -153,8 +161,9 @@ def logical_shape(layout: str) -> tuple[int, ...]:
 def make_output(layout: str, values: torch.Tensor, device: str) -> torch.Tensor:
     """A tensor on `device` equal to `values`, stored with the given layout's strides."""
     shape = tuple(values.shape)
-    empty: Callable[..., torch.Tensor] = functools.partial(torch.empty, dtype=values.dtype,
-                                                          device=device)
+    empty: Callable[..., torch.Tensor] = functools.partial(
+        torch.empty, dtype=values.dtype, device=device
+    )
     if layout == "transposed":
         out = empty(shape[::-1]).T  # stride (1, rows)
     elif layout == "step-sliced":
@@ -194,31 +203,48 @@ def build_call(op: AuditOp, shape: tuple[int, ...]) -> Call | str:
 def _candidate(op: AuditOp, shape, dtype: torch.dtype, domain) -> Call | str:
     gen = torch.Generator().manual_seed(0)
     values = functools.partial(_values, shape=shape, dtype=dtype, domain=domain, gen=gen)
-    scalars = iter(SCALARS if dtype.is_floating_point else (3, 5, 7))
+    scalars = itertools.cycle(SCALARS if dtype.is_floating_point else (3, 5, 7))
     args, kwargs = [], {}
     for argument in op.overload._schema.arguments[1:]:
-        value = _argument(argument, values, scalars, dtype)
-        if isinstance(value, str):
-            return value
+        value = _argument(argument, values, scalars)
+        if isinstance(value, Unbuildable):
+            return value.reason
         if argument.kwarg_only:
             kwargs[argument.name] = value
         else:
             args.append(value)
-    self_values = torch.full(shape, float("nan"), dtype=dtype) if op.kind == "random" and \
-        dtype.is_floating_point else values()
+    self_values = (
+        torch.full(shape, float("nan"), dtype=dtype)
+        if op.kind == "random" and dtype.is_floating_point
+        else values()
+    )
     return Call(dtype, self_values, args, kwargs)
 
 
 def _values(shape, dtype: torch.dtype, domain, gen: torch.Generator) -> torch.Tensor:
     low, high = domain
     if dtype.is_floating_point:
-        return (torch.rand(shape, generator=gen, dtype=torch.float64) * (high - low) + low).to(dtype)
+        uniform = torch.rand(shape, generator=gen, dtype=torch.float64)
+        return (uniform * (high - low) + low).to(dtype)
     return torch.randint(low, high, shape, generator=gen, dtype=dtype)
 
 
-def _argument(argument, values: Callable[[], torch.Tensor], scalars, dtype: torch.dtype):
+@dataclass(frozen=True)
+class Unbuildable:
+    """Why an argument could not be built (a plain str could be a legitimate str argument)."""
+
+    reason: str
+
+
+def _type_name(argument) -> str:
+    """The schema type as written in native_functions.yaml: "Scalar", "float?", "Tensor"..."""
+    text = str(argument.type).replace("number", "Scalar")
+    return text[len("Optional[") : -1] + "?" if text.startswith("Optional[") else text
+
+
+def _argument(argument, values: Callable[[], torch.Tensor], scalars):
     """One schema argument's value: see Note [Observable writes]."""
-    kind = str(argument.type)
+    kind = _type_name(argument)
     if argument.name == "generator":
         return None
     if argument.name == "mask" and kind == "Tensor":
@@ -227,14 +253,15 @@ def _argument(argument, values: Callable[[], torch.Tensor], scalars, dtype: torc
         return values()
     if argument.has_default_value() and argument.default_value is not None:
         return argument.default_value
-    if kind in ("Scalar", "Scalar?", "float", "float?", "int"):
-        value = next(scalars)
-        return int(value) if kind == "int" else value
+    if kind in ("Scalar", "Scalar?", "float", "float?"):
+        return next(scalars)  # numeric bounds (clamp's min/max, logit's eps) get values too
+    if kind == "int":
+        return 3  # polygamma's n, round's decimals, random_'s bounds: small and valid
     if kind == "bool":
         return False
     if kind.endswith("?"):
         return None
-    return f"cannot build argument {argument.name!r} of type {kind}"
+    return Unbuildable(f"cannot build argument {argument.name!r} of type {kind}")
 
 
 def _observable_fraction(op: AuditOp, call: Call) -> float | str:
@@ -251,7 +278,7 @@ def _observable_fraction(op: AuditOp, call: Call) -> float | str:
 
 
 def reference(op: AuditOp, call: Call, seed: int = 0) -> torch.Tensor:
-    """The op on a contiguous CPU copy of `self`: what every layout, on every device, should give."""
+    """The op on a contiguous CPU copy of `self`: what every layout on every device should give."""
     out = call.self_values.clone()
     torch.manual_seed(seed)
     op.overload(out, *call.args, **call.kwargs)

@@ -1,0 +1,402 @@
+"""The layout auditor: which in-place kernels mishandle non-contiguous outputs, on any backend?
+
+The story's bug was one kernel forgetting to copy its result back into a non-contiguous output.
+The same pattern struck again in the random ops, so instead of guessing where else it hides we
+test every candidate: each in-place pointwise or random op the installed torch registers
+(`course.audit_args.discover()`), on each non-contiguous output layout, on the target device,
+against a contiguous reference computed on the CPU.
+
+Verdicts:
+- `ok`: the output holds the reference values (random ops: every element written, and the
+  values follow the reference's distribution; their exact values legitimately depend on layout,
+  see pytorch#166856).
+- `silent-no-write`: the output still holds what it held before the call (see
+  Note [Observable writes] in course/audit_args.py for why that is detectable).
+- `wrong-values`: something was written, but not the right thing (e.g. zeros).
+- `error`: the call raised on the target device; `skipped`: nothing to run (a reason says why).
+
+    from course.audit import audit
+    audit("emulated:2.4-macos14", ops=["normal_"], layouts=["transposed"])
+    python -m course audit --device cpu --json
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import functools
+import json
+import sys
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import asdict, dataclass
+
+import ipywidgets as widgets
+import torch
+
+from course import emps
+from course.audit_args import (
+    CONTROL_LAYOUT,
+    LAYOUTS,
+    AuditOp,
+    Call,
+    build_call,
+    discover,
+    find_ops,
+    logical_shape,
+    make_output,
+    reference,
+    require_layouts,
+)
+from course.audit_judge import BUGS, COLOURS, VERDICTS, judge
+from course.errors import CourseError
+from course.exercises import Exercise, failed, passed, register
+from course.ui import Drawing, Panel, html_table
+
+__all__ = [
+    "CONTROL_LAYOUT",
+    "LAYOUTS",
+    "AuditResult",
+    "audit",
+    "audit_panel",
+    "cli",
+    "discover",
+    "flagged_ops",
+    "judge",
+    "summary",
+]
+
+
+@dataclass(frozen=True)
+class AuditResult:
+    """One op on one layout: the verdict and the evidence for it."""
+
+    op: str  # full aten name, e.g. "aten::addcmul_" or "aten::add_.Tensor"
+    layout: str
+    verdict: str
+    detail: str = ""
+    kind: str = "pointwise"
+    dtype: str = ""
+
+    @property
+    def flagged(self) -> bool:
+        """Whether this is a bug: the output was not written, or written wrongly."""
+        return self.verdict in BUGS
+
+
+@dataclass(frozen=True)
+class Target:
+    """Where an audit runs: a torch device string and the emulated backend to use, if any."""
+
+    label: str
+    device: str
+    backend: emps.Backend | None = None
+    unavailable: str = ""  # why the device cannot be used here ("" if it can)
+    no_float64: bool = False
+
+
+def target(device: str, backend: emps.Backend | None = None) -> Target:
+    """Parse "cpu", "cuda", "mps", "emulated" or "emulated:PROFILE" (or use an emulated backend)."""
+    if backend is not None:
+        return Target(
+            f"emulated ({backend.profile.name}, {backend.design})",
+            emps.DEVICE,
+            backend,
+            no_float64=True,
+        )
+    if device == "emulated" or device.startswith("emulated:"):
+        name = device.partition(":")[2] or emps.DEFAULT_PROFILE
+        chosen = emps.Backend(emps.get_profile(name))
+        return Target(f"emulated:{name}", emps.DEVICE, chosen, no_float64=True)
+    if device == "cpu":
+        return Target("cpu", "cpu")
+    if device == "cuda":
+        missing = "" if torch.cuda.is_available() else "CUDA is not available on this machine"
+        return Target("cuda", "cuda", unavailable=missing)
+    if device == "mps":
+        mps = getattr(torch.backends, "mps", None)
+        missing = "" if mps is not None and mps.is_available() else "MPS is not available here"
+        return Target("mps", "mps", unavailable=missing, no_float64=True)
+    raise CourseError(
+        f"unknown device {device!r}; use cpu, cuda, mps, emulated or "
+        f"emulated:PROFILE with PROFILE one of: {', '.join(emps.PROFILES)}"
+    )
+
+
+def audit(
+    device: str = "cpu",
+    ops: list[str] | None = None,
+    layouts: list[str] | None = None,
+    *,
+    backend: emps.Backend | None = None,
+    progress: Callable[[int, int, str], None] | None = None,
+) -> list[AuditResult]:
+    """Audit in-place ops on non-contiguous outputs; one AuditResult per (op, layout)."""
+    where = target(device, backend)
+    chosen, shapes = find_ops(ops), require_layouts(layouts)
+    results = []
+    for index, op in enumerate(chosen):
+        if progress is not None:
+            progress(index + 1, len(chosen), op.name)
+        results += [_audit_one(op, layout, where) for layout in shapes]
+    return results
+
+
+def _audit_one(op: AuditOp, layout: str, where: Target) -> AuditResult:
+    def result(verdict: str, detail: str, dtype: str = "") -> AuditResult:
+        return AuditResult(op.name, layout, verdict, detail, op.kind, dtype)
+
+    if where.unavailable:
+        return result("skipped", where.unavailable)
+    call = build_call(op, logical_shape(layout))
+    if isinstance(call, str):
+        return result("skipped", call)
+    dtype = str(call.dtype).replace("torch.", "")
+    if where.no_float64 and call.dtype == torch.float64:
+        why = f"needs float64 (no float32 form), which {where.label} lacks"
+        return result("skipped", why, dtype)
+    try:
+        after = _run_on(op, call, layout, where)
+    except CourseError as exc:  # the emulator's own limits, not a kernel bug
+        return result("skipped", f"the emulated device cannot run it: {exc}", dtype)
+    except Exception as exc:  # the kernel under audit raised: that is the finding
+        return result("error", f"{type(exc).__name__}: {str(exc).splitlines()[0][:160]}", dtype)
+    expected = reference(op, call)
+    verdict, detail = judge(call.self_values, after, expected, random=op.kind == "random")
+    return result(verdict, detail, dtype)
+
+
+def _run_on(op: AuditOp, call: Call, layout: str, where: Target) -> torch.Tensor:
+    """Run the op on the target device with a non-contiguous output; return the output on CPU."""
+    context = (
+        emps.use_backend(where.backend) if where.backend is not None else contextlib.nullcontext()
+    )
+    with context:
+        out = make_output(layout, call.self_values, where.device)
+        args, kwargs = call.on(where.device)
+        torch.manual_seed(0)
+        op.overload(out, *args, **kwargs)
+        return out.cpu()
+
+
+def flagged_ops(results: list[AuditResult]) -> set[str]:
+    """The ops (overload names dropped) with at least one silent-no-write or wrong-values result."""
+    return {r.op.split(".")[0] for r in results if r.flagged}
+
+
+def summary(results: list[AuditResult]) -> dict[str, object]:
+    """Counts per verdict, the number of ops covered, and the flagged ops."""
+    counts = Counter(r.verdict for r in results)
+    covered = {r.op for r in results if r.verdict != "skipped"}
+    return {
+        "results": len(results),
+        "ops_run": len(covered),
+        **{v: counts.get(v, 0) for v in VERDICTS},
+        "flagged": sorted(flagged_ops(results)),
+    }
+
+
+def table_rows(results: list[AuditResult], only_findings: bool = True) -> list[dict[str, str]]:
+    """Rows for a table: by default only what is not `ok` (the interesting part)."""
+    return [
+        {"op": r.op, "layout": r.layout, "verdict": r.verdict, "dtype": r.dtype, "detail": r.detail}
+        for r in results
+        if not only_findings or r.verdict != "ok"
+    ]
+
+
+def text_table(results: list[AuditResult], only_findings: bool = True) -> str:
+    """A fixed-width text table of results (what the CLI prints)."""
+    rows = table_rows(results, only_findings)
+    if not rows:
+        return "(every result is ok)"
+    widths = {k: max(len(k), *(len(row[k]) for row in rows)) for k in ("op", "layout", "verdict")}
+    lines = [
+        f"{'op':<{widths['op']}}  {'layout':<{widths['layout']}}  "
+        f"{'verdict':<{widths['verdict']}}  detail"
+    ]
+    lines += [
+        f"{row['op']:<{widths['op']}}  {row['layout']:<{widths['layout']}}  "
+        f"{row['verdict']:<{widths['verdict']}}  {row['detail']}"
+        for row in rows
+    ]
+    return "\n".join(lines)
+
+
+def cli(argv: list[str]) -> int:
+    """`python -m course audit --device ... [--json] [--layout ...] [--op ...] [--all]`."""
+    parser = argparse.ArgumentParser(prog="python -m course audit", description=cli.__doc__)
+    parser.add_argument("--device", default="cpu", help="cpu, cuda, mps, emulated[:PROFILE]")
+    parser.add_argument(
+        "--layout",
+        action="append",
+        choices=(*LAYOUTS, CONTROL_LAYOUT),
+        help="audit only this layout (repeatable; default: all four)",
+    )
+    parser.add_argument("--op", action="append", help="audit only this op (repeatable)")
+    parser.add_argument("--json", action="store_true", help="print the results as JSON")
+    parser.add_argument("--all", action="store_true", help="list ok results too")
+    options = parser.parse_args(argv)
+
+    def progress(done: int, total: int, name: str) -> None:
+        print(f"\r[{done}/{total}] {name:<40}", end="" if done < total else "\n", file=sys.stderr)
+
+    try:
+        results = audit(options.device, options.op, options.layout, progress=progress)
+    except CourseError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    if options.json:
+        print(
+            json.dumps(
+                {
+                    "device": options.device,
+                    "summary": summary(results),
+                    "results": [asdict(r) for r in results],
+                },
+                indent=2,
+            )
+        )
+        return 0
+    print(text_table(results, only_findings=not options.all))
+    print(_summary_line(options.device, summary(results)))
+    return 0
+
+
+def _summary_line(device: str, counts: dict[str, object]) -> str:
+    verdicts = ", ".join(f"{counts[v]} {v}" for v in VERDICTS)
+    flagged = ", ".join(counts["flagged"]) or "none"
+    return (
+        f"{device}: {counts['ops_run']} ops run, {counts['results']} results ({verdicts}); "
+        f"flagged: {flagged}"
+    )
+
+
+@functools.lru_cache(maxsize=32)
+def _cached_audit(device: str, layout: str) -> tuple[AuditResult, ...]:
+    return tuple(audit(device, layouts=None if layout == "all" else [layout]))
+
+
+def audit_panel(profile: str = emps.DEFAULT_PROFILE, layout: str = "transposed") -> Panel:
+    """A widget: pick an emulated profile (or the CPU) and a layout; see which ops lose writes."""
+    devices = [f"emulated:{name}" for name in emps.PROFILES] + ["cpu"]
+    controls = {
+        "device": widgets.Dropdown(options=devices, value=f"emulated:{profile}", description="on"),
+        "layout": widgets.Dropdown(
+            options=[*LAYOUTS, CONTROL_LAYOUT, "all"], value=layout, description="layout"
+        ),
+        "show_ok": widgets.Checkbox(value=False, description="show ok rows"),
+    }
+    return Panel(controls, draw_audit, title="Layout auditor")
+
+
+def draw_audit(device: str, layout: str, show_ok: bool = False) -> Drawing:
+    """The auditor's results as a colour table, findings first, with a summary line."""
+    if layout not in (*LAYOUTS, CONTROL_LAYOUT, "all"):
+        raise CourseError(f"unknown layout {layout!r}; choose from: {', '.join(LAYOUTS)}, all")
+    results = list(_cached_audit(device, layout))
+    results.sort(key=lambda r: (VERDICTS.index(r.verdict) == 0, r.op))
+    rows = table_rows(results, only_findings=not show_ok)
+    line = _summary_line(device, summary(results))
+    return Drawing(html=f"<p>{line}</p>" + html_table(rows, COLOURS))
+
+
+# --- exercises ---------------------------------------------------------------------------------
+
+
+def _check_broken_set(answer) -> object:
+    expected = flagged_ops(audit("emulated:2.4-macos14", layouts=["transposed"]))
+    yours = {a if str(a).startswith("aten::") else f"aten::{a}" for a in answer}
+    if yours == expected:
+        return passed("exactly the ops the auditor flags on the 2.4 profile: the random ops")
+    missing, extra = sorted(expected - yours), sorted(yours - expected)
+    why = (
+        (f"missing {missing}" if missing else "")
+        + ("; " if missing and extra else "")
+        + (f"not broken on 2.4: {extra}" if extra else "")
+    )
+    return failed(why, sorted(yours), sorted(expected))
+
+
+def _reference_broken_set():
+    results = audit("emulated:2.4-macos14", layouts=["transposed"])
+    return {r.op.split(".")[0] for r in results if r.verdict in ("silent-no-write", "wrong-values")}
+
+
+register(
+    Exercise(
+        "07.broken_on_2_4",
+        "Run the auditor on the emulated 2.4 profile and give the set of ops that lose writes "
+        "(names like 'aten::normal_', overloads dropped).",
+        _check_broken_set,
+        "audit('emulated:2.4-macos14', layouts=['transposed']) returns results; keep those whose "
+        "verdict is a bug and drop the overload after the '.'.",
+        _reference_broken_set,
+        (
+            lambda: {"aten::addcmul_", "aten::addcdiv_"},
+            lambda: {
+                "aten::addcmul_",
+                "aten::addcdiv_",
+                "aten::normal_",
+                "aten::uniform_",
+                "aten::exponential_",
+                "aten::random_",
+                "aten::bernoulli_",
+            },
+            lambda: {"aten::normal_", "aten::uniform_"},
+        ),
+    )
+)
+
+
+def _check_verdict(fn) -> object:
+    before = torch.arange(1.0, 13.0).reshape(3, 4).T  # non-contiguous, non-zero "poison"
+    expected = before * 2
+    cases = {
+        "unchanged output": (before.clone(), "silent-no-write"),
+        "zeros written": (torch.zeros_like(before), "wrong-values"),
+        "correct values": (expected.clone(), "ok"),
+        "half written": (torch.where(before > 6, expected, before), "wrong-values"),
+    }
+    for label, (after, want) in cases.items():
+        got = fn(before, after, expected)
+        if got != want:
+            return failed(f"for {label} your function says {got!r}", got, want)
+    return passed("you tell 'wrote nothing' from 'wrote the wrong thing', zeros included")
+
+
+def _reference_verdict():
+    def verdict(before, after, expected):
+        if torch.allclose(after, expected):
+            return "ok"
+        if torch.equal(after, before):
+            return "silent-no-write"
+        return "wrong-values"
+
+    return verdict
+
+
+register(
+    Exercise(
+        "07.verdict",
+        "Write verdict(before, after, expected) -> 'ok' | 'silent-no-write' | 'wrong-values' for a "
+        "deterministic in-place op (before: the output's values before the call).",
+        _check_verdict,
+        "Compare `after` with `expected` first, then with `before`. An output of zeros is a write.",
+        _reference_verdict,
+        (
+            lambda: (
+                lambda before, after, expected: (
+                    "silent-no-write"
+                    if not after.any()
+                    else ("ok" if torch.allclose(after, expected) else "wrong-values")
+                )
+            ),
+            lambda: (
+                lambda before, after, expected: (
+                    "ok" if torch.equal(after, expected) else "silent-no-write"
+                )
+            ),
+        ),
+    )
+)
