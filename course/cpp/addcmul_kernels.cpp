@@ -60,7 +60,8 @@ at::Tensor& addcmul_strided_(at::Tensor& self, const at::Tensor& t1, const at::T
     const scalar_t v = value.to<scalar_t>();
     std::vector<int64_t> index(dims, 0);  // an odometer over the logical indices
     int64_t o = 0, ia = 0, ib = 0;        // the memory offsets of index in each tensor
-    for (int64_t i = 0; i < self.numel(); ++i) {
+    const int64_t n = self.numel();
+    for (int64_t i = 0; i < n; ++i) {
       out[o] += v * a[ia] * b[ib];
       for (int64_t d = dims - 1; d >= 0; --d) {  // advance the last dimension, carry leftwards
         o += self.stride(d);

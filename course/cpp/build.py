@@ -51,8 +51,14 @@ class CompilerStatus:
         """One line for the doctor and for skip messages."""
         if self.ok:
             return f"C++ compiler {self.compiler} ({self.compiler_version}) and ninja found"
-        missing = [name for name, found in (("a C++ compiler (g++ or clang++)", self.compiler),
-                                            ("ninja (pip install ninja)", self.ninja)) if not found]
+        missing = [
+            name
+            for name, found in (
+                ("a C++ compiler (g++ or clang++)", self.compiler),
+                ("ninja (pip install ninja)", self.ninja),
+            )
+            if not found
+        ]
         return "cannot compile the C++ kernels: missing " + " and ".join(missing)
 
 
@@ -82,11 +88,11 @@ def build_dir() -> Path:
     return cache / "pytorch-internals-course" / "cpp"
 
 
-def sources() -> list[Path]:
+def sources(source_dir: Path = SOURCE_DIR) -> list[Path]:
     """The .cpp files of the extension (all of them build into ONE library: one compile)."""
-    found = sorted(SOURCE_DIR.glob("*.cpp"))
+    found = sorted(Path(source_dir).glob("*.cpp"))
     if not found:
-        raise CourseError(f"no .cpp sources in {SOURCE_DIR}: is the course installed completely?")
+        raise CourseError(f"no .cpp sources in {source_dir}: is the course installed completely?")
     return found
 
 
@@ -110,17 +116,21 @@ def _defined(name: str) -> bool:
     return True
 
 
-def is_cached() -> bool:
+def is_cached(folder: Path | None = None, source_dir: Path = SOURCE_DIR) -> bool:
     """Whether a build newer than every source is in the cache (the next load is instant)."""
-    built = build_dir() / f"{NAMESPACE}.so"
+    built = (folder or build_dir()) / f"{NAMESPACE}.so"
     if not built.exists():
         return False
-    return all(src.stat().st_mtime <= built.stat().st_mtime for src in sources())
+    return all(src.stat().st_mtime <= built.stat().st_mtime for src in sources(source_dir))
 
 
-def load(force: bool = False) -> None:
-    """Compile (first time only) and load the kernels; afterwards `torch.ops.course_kernels.*`."""
-    if _STATE.get("loaded") and not force:
+def load(source_dir: Path | None = None, force: bool = False) -> None:
+    """Compile (first time only) and load the kernels; afterwards `torch.ops.course_kernels.*`.
+
+    With `source_dir` (a folder of edited copies of the .cpp files) the edited kernels are built
+    in `source_dir/build` and registered over the current ones, in this same process.
+    """
+    if _STATE.get("loaded") and not force and source_dir is None:
         return
     status = compiler_status()
     if not status.ok:
@@ -128,15 +138,22 @@ def load(force: bool = False) -> None:
     define_schemas()
     from torch.utils.cpp_extension import load as load_extension
 
-    folder = build_dir()
+    source_dir = Path(source_dir) if source_dir is not None else SOURCE_DIR
+    folder = build_dir() if source_dir == SOURCE_DIR else source_dir / "build"
     folder.mkdir(parents=True, exist_ok=True)
-    fresh = not is_cached()
+    fresh = not is_cached(folder, source_dir)
     if fresh:
         print("compiling the course's C++ kernels... (first time ~30-60 s)", flush=True)
     start = time.perf_counter()
     try:
-        load_extension(name=NAMESPACE, sources=[str(s) for s in sources()], build_directory=str(folder),
-                       extra_cflags=["-O3"], is_python_module=False, verbose=False)
+        load_extension(
+            name=NAMESPACE,
+            sources=[str(s) for s in sources(source_dir)],
+            build_directory=str(folder),
+            extra_cflags=["-O3"],
+            is_python_module=False,
+            verbose=False,
+        )
     except (RuntimeError, OSError, subprocess.CalledProcessError) as exc:
         raise CourseError(f"building the C++ kernels in {folder} failed: {_tail(exc)}") from exc
     if fresh:
@@ -157,4 +174,3 @@ def op(name: str):
         raise CourseError(f"no compiled kernel {name!r}; choose one of: {allowed}")
     load()
     return getattr(getattr(torch.ops, NAMESPACE), full)
-

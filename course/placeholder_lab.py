@@ -1,0 +1,363 @@
+"""Notebook 06, part 1: the Placeholder bug, read, diffed, fixed by the learner, designed away.
+
+The emulated backend's kernels (course/emps/kernels.py) are read with `inspect.getsource` at run
+time, so what the learner sees is the code that runs. The exercise "06.fix_addcmul" installs the
+learner's kernel into a *private* backend (the process-wide one is never touched) and reruns the
+story's plateau experiment: the fix counts only if the encoder trains again. The learner's
+kernel is installed for both `addcmul` and `addcdiv`, because on MPS one kernel
+(`addc_mul_div_out_mps`) serves both; fixing only one would still freeze the encoder, since
+Adam's parameter update is an `addcdiv_`.
+"""
+
+from __future__ import annotations
+
+import difflib
+import html
+import inspect
+from collections.abc import Callable
+
+import ipywidgets as widgets
+import torch
+
+from course import emps, plateau
+from course.cpp.kernels import LAYOUTS, make_output, naive_model
+from course.errors import CourseError
+from course.exercises import Exercise, Verdict, failed, passed, register
+from course.ui import Drawing, Panel, html_table
+
+KERNELS: dict[str, Callable[[emps.KernelCall], None]] = {
+    "gather_compute_scatter": emps.gather_compute_scatter,
+    "write_through_placeholder": emps.write_through_placeholder,
+    "output_placeholder": emps.output_placeholder,
+}
+BUGGY_PROFILE = "2.2.1-macos14"
+FAMILIES = ("addcmul", "addcdiv")  # one MPS kernel, addc_mul_div_out_mps, serves both
+CHECK_STEPS = 10  # plateau steps the checker trains: enough to see the encoder move
+STATUS_COLOURS = {"LOST": "#f4c7c3", "ok": "#d4edda"}
+
+
+def kernel_source(name: str) -> str:
+    """The source of one emulated kernel (or "Placeholder"), read from the running code."""
+    if name == "Placeholder":
+        return (
+            inspect.getsource(emps.Placeholder) + "\n\n" + inspect.getsource(emps.OutputPlaceholder)
+        )
+    if name not in KERNELS:
+        raise CourseError(
+            f"no kernel named {name!r}; choose one of: Placeholder, {', '.join(KERNELS)}"
+        )
+    source = inspect.getsource(KERNELS[name])
+    if f"def {name}(" not in source:
+        raise CourseError(f"the source read for {name} does not define it: did course.emps change?")
+    return source
+
+
+def diff_html(left: str, right: str) -> str:
+    """Two kernels' sources side by side; lines only on one side or changed are highlighted."""
+    a, b = kernel_source(left).splitlines(), kernel_source(right).splitlines()
+    fills = {"delete": "#f4c7c3", "insert": "#d4edda", "replace": "#fff3cd", "equal": ""}
+    rows = []
+    for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(None, a, b).get_opcodes():
+        for k in range(max(i2 - i1, j2 - j1)):
+            lhs = a[i1 + k] if i1 + k < i2 else ""
+            rhs = b[j1 + k] if j1 + k < j2 else ""
+            rows.append(_diff_row(lhs, rhs, fills[tag]))
+    head = f"<tr><th>{html.escape(left)}</th><th>{html.escape(right)}</th></tr>"
+    style = "border-collapse:collapse;font-family:monospace;font-size:12px"
+    return f"<table style='{style}'>{head}{''.join(rows)}</table>"
+
+
+def _diff_row(lhs: str, rhs: str, fill: str) -> str:
+    cell = f"padding:0 8px;white-space:pre;vertical-align:top;background:{fill or 'transparent'}"
+    return (
+        f"<tr><td style='{cell}'>{html.escape(lhs)}</td>"
+        f"<td style='{cell}'>{html.escape(rhs)}</td></tr>"
+    )
+
+
+def diff_view(
+    left: str = "gather_compute_scatter", right: str = "write_through_placeholder"
+) -> Panel:
+    """A widget: pick two kernels (or the Placeholder) and see their sources diffed."""
+    options = ["Placeholder", *KERNELS]
+    controls = {
+        "left": widgets.Dropdown(options=options, value=left, description="left"),
+        "right": widgets.Dropdown(options=options, value=right, description="right"),
+    }
+    return Panel(controls, _draw_diff, title="Two kernel patterns, side by side")
+
+
+def _draw_diff(left: str, right: str) -> Drawing:
+    if left == right:
+        raise CourseError(f"both sides show {left}: pick two different kernels to compare")
+    return Drawing(html=diff_html(left, right))
+
+
+def private_backend(
+    kernel: Callable[[emps.KernelCall], None], profile: str = BUGGY_PROFILE
+) -> emps.Backend:
+    """A backend on the buggy profile with `kernel` installed for addcmul and addcdiv."""
+    return emps.Backend(emps.get_profile(profile), overrides=dict.fromkeys(FAMILIES, kernel))
+
+
+def layouts(shape: tuple[int, int] = (4, 6)) -> dict[str, torch.Tensor]:
+    """Outputs of one logical shape in each memory layout (seeded values)."""
+    gen = torch.Generator().manual_seed(0)
+    return {layout: make_output(shape, layout, gen) for layout in LAYOUTS}
+
+
+def to_emulated(tensor: torch.Tensor) -> torch.Tensor:
+    """A copy of a CPU tensor on the emulated device with the same strides (even non-dense ones)."""
+    copy = torch.empty_strided(tensor.shape, tensor.stride(), device=emps.DEVICE)
+    return copy.copy_(tensor)
+
+
+def run_addcmul(
+    kernel: Callable[[emps.KernelCall], None], output: torch.Tensor, value: float = 0.5
+) -> tuple[torch.Tensor, torch.Tensor, list[emps.KernelEvent]]:
+    """`output.addcmul_` on the emulated device with `kernel`; (result, torch's answer, events)."""
+    gen = torch.Generator().manual_seed(1)
+    t1, t2 = torch.randn(output.shape, generator=gen), torch.randn(output.shape, generator=gen)
+    expected = torch.addcmul(output, t1, t2, value=value)
+    target = to_emulated(output)
+    with emps.use_backend(private_backend(kernel)), emps.record() as log:
+        target.addcmul_(t1.to(emps.DEVICE), t2.to(emps.DEVICE), value=value)
+    return target.inner.clone(), expected, log.events
+
+
+def lost_write_rows(kernel_names: tuple[str, ...] = tuple(KERNELS)) -> list[dict[str, object]]:
+    """For each kernel and layout: did `addcmul_`'s result reach the output? (from the record)"""
+    rows = []
+    for name in kernel_names:
+        for layout, output in layouts().items():
+            result, expected, events = run_addcmul(KERNELS[name], output)
+            rows.append(
+                {
+                    "kernel": name,
+                    "output": layout,
+                    "temporaries": events[-1].temporaries,
+                    "write": "LOST" if events[-1].lost_write else "ok",
+                    "matches torch": bool(torch.allclose(result, expected)),
+                }
+            )
+    return rows
+
+
+def lost_write_table() -> str:
+    """`lost_write_rows` as an HTML table, lost writes in red."""
+    return html_table(lost_write_rows(), STATUS_COLOURS)
+
+
+# The redesign: one representative call per kernel family, on a transposed output.
+FAMILY_CALLS: dict[str, Callable[[torch.Tensor, torch.Tensor], object]] = {
+    "mul": lambda out, x: out.mul_(2.0),
+    "lerp": lambda out, x: out.lerp_(x, 0.5),
+    "addcmul": lambda out, x: out.addcmul_(x, x, value=0.5),
+    "addcdiv": lambda out, x: out.addcdiv_(x, x.abs() + 1, value=0.5),
+    "normal": lambda out, x: out.normal_(),
+    "uniform": lambda out, x: out.uniform_(),
+    "exponential": lambda out, x: out.exponential_(),
+    "random": lambda out, x: out.random_(0, 10),
+    "bernoulli": lambda out, x: out.bernoulli_(0.5),
+}
+
+
+def family_lost_writes(backend: emps.Backend) -> dict[str, bool]:
+    """Whether each family's kernel loses its write to a transposed output on `backend`."""
+    torch.manual_seed(0)
+    lost = {}
+    for family, call in FAMILY_CALLS.items():
+        out = torch.zeros(3, 4).to(emps.DEVICE).t()
+        x = torch.randn(4, 3).to(emps.DEVICE)
+        with emps.use_backend(backend), emps.record() as log:
+            call(out, x)
+        lost[family] = any(event.lost_write for event in log.events)
+    return lost
+
+
+def redesign_rows(profile: str = BUGGY_PROFILE) -> list[dict[str, object]]:
+    """Lost writes per family: the profile's Placeholder design vs the OutputPlaceholder one."""
+    before = family_lost_writes(emps.Backend(emps.get_profile(profile)))
+    after = family_lost_writes(emps.redesigned_backend(profile))
+    return [
+        {
+            "family": f,
+            "placeholder": "LOST" if before[f] else "ok",
+            "output-placeholder": "LOST" if after[f] else "ok",
+        }
+        for f in FAMILY_CALLS
+    ]
+
+
+def redesign_table(profile: str = BUGGY_PROFILE) -> str:
+    """`redesign_rows` as an HTML table."""
+    return html_table(redesign_rows(profile), STATUS_COLOURS)
+
+
+# ---- exercise 06.fix_addcmul -------------------------------------------------------------
+
+
+def check_kernel_layouts(kernel: Callable[[emps.KernelCall], None]) -> Verdict | None:
+    """Compare the kernel with torch.addcmul on every layout; a failed Verdict or None."""
+    for layout, output in layouts().items():
+        result, expected, _ = run_addcmul(kernel, output)
+        if torch.allclose(result, expected, atol=1e-6):
+            continue
+        if torch.equal(result, output):
+            return failed(
+                f"on a {layout} output (stride {tuple(output.stride())}) your kernel's "
+                "result never reached the output: it still holds its old values",
+                _first(result),
+                _first(expected),
+            )
+        return failed(
+            f"on a {layout} output (stride {tuple(output.stride())}) your kernel wrote "
+            "wrong values",
+            _first(result),
+            _first(expected),
+        )
+    return None
+
+
+def _first(t: torch.Tensor) -> str:
+    return str([round(v, 4) for v in t.flatten()[:4].tolist()]) + " ..."
+
+
+def check_fix(kernel) -> Verdict:
+    """The checker: right on every layout, then the plateau experiment trains the encoder."""
+    if not callable(kernel):
+        return failed(
+            "the answer must be a kernel function, `def my_kernel(call): ...`",
+            type(kernel).__name__,
+            "a function taking a KernelCall",
+        )
+    verdict = check_kernel_layouts(kernel)
+    if verdict is not None:
+        return verdict
+    summary = plateau.run(backend=private_backend(kernel), steps=CHECK_STEPS).summary()
+    if summary["encoder_frozen"]:
+        return failed(
+            f"right on every layout, yet after {CHECK_STEPS} Adam steps the encoder has not moved",
+            "encoder frozen",
+            "encoder changes",
+        )
+    if not summary["encoder_max_exp_avg_sq"]:
+        return failed(
+            "the encoder moves, but its exp_avg_sq is still 0",
+            summary["encoder_max_exp_avg_sq"],
+            "> 0",
+        )
+    return passed(
+        f"right on every layout, and the plateau run trains: encoder moved by "
+        f"{summary['encoder_max_change']:.3g}, its max exp_avg_sq is "
+        f"{summary['encoder_max_exp_avg_sq']:.3g} (was exactly 0)"
+    )
+
+
+def _reference():
+    def my_kernel(call):
+        output = call.output
+        if not output.is_contiguous():
+            output = output.contiguous()  # a temporary the graph can write into
+        inputs = [call.placeholder(t) for t in call.inputs]
+        call.run_graph(call.placeholder(output), inputs)
+        if output is not call.output:
+            call.output.copy_(output)  # scatter the result back into the real output
+
+    return my_kernel
+
+
+def _buggy():
+    def my_kernel(call):
+        inputs = [call.placeholder(t) for t in call.inputs]
+        call.run_graph(call.placeholder(call.output), inputs)
+
+    return my_kernel
+
+
+def _zeros():
+    def my_kernel(call):
+        call.output.zero_()
+
+    return my_kernel
+
+
+def _no_copy_back():
+    def my_kernel(call):
+        output = call.output.contiguous()
+        call.run_graph(call.placeholder(output), [call.placeholder(t) for t in call.inputs])
+
+    return my_kernel
+
+
+register(
+    Exercise(
+        name="06.fix_addcmul",
+        prompt="Write `my_kernel(call)`, a fixed addcmul_ kernel: its result must reach "
+        "`call.output` whatever the output's layout. It is installed into a private buggy "
+        "backend and the plateau experiment is rerun.",
+        checker=check_fix,
+        hint="Copy the working pattern: if call.output is not contiguous, make a contiguous "
+        "temporary, run the graph into call.placeholder(temporary), then "
+        "call.output.copy_(temporary).",
+        reference=_reference,
+        wrong_answers=(_buggy, _zeros, _no_copy_back),
+    )
+)
+
+
+# ---- exercise 06.predict_scramble --------------------------------------------------------
+
+
+def scramble_case() -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """The exercise's inputs: a zero transposed (2, 3) output, t1 = 0..5, t2 = ones."""
+    return torch.zeros(3, 2).t(), torch.arange(6.0).reshape(2, 3), torch.ones(2, 3)
+
+
+def check_scramble(answer) -> Verdict:
+    """The checker: the naive kernel's result, as a nested list."""
+    out, t1, t2 = scramble_case()
+    expected = naive_model(out, t1, t2).tolist()
+    correct = torch.addcmul(out, t1, t2).tolist()
+    try:
+        yours = torch.as_tensor(answer, dtype=torch.float32).tolist()
+    except (TypeError, ValueError, RuntimeError):
+        return failed("answer with a nested list of 2 rows of 3 numbers", answer, expected)
+    if yours == expected:
+        return passed(
+            "right: the values 0..5 were written in memory order, and a transposed "
+            "output reads memory column by column"
+        )
+    if yours == correct:
+        return failed(
+            "that is torch's (correct) answer; the naive kernel writes element i of "
+            "t1 to memory slot i of the output, and reads nothing about strides",
+            yours,
+            expected,
+        )
+    return failed(
+        "not what the naive kernel writes: follow memory slot i of each tensor", yours, expected
+    )
+
+
+def _scramble_reference():
+    # memory slot i gets i; out[r][c] sits in slot r + 2 * c
+    return [[0.0, 2.0, 4.0], [1.0, 3.0, 5.0]]
+
+
+register(
+    Exercise(
+        name="06.predict_scramble",
+        prompt="out = torch.zeros(3, 2).t() (shape (2, 3), stride (1, 2)); "
+        "t1 = arange(6).reshape(2, 3); t2 = ones. What does the naive kernel leave in "
+        "out.tolist()?",
+        checker=check_scramble,
+        hint="Memory slot i of out gets t1's memory slot i (= i). Logical out[r][c] lives at "
+        "memory slot r * 1 + c * 2.",
+        reference=_scramble_reference,
+        wrong_answers=(
+            lambda: [[0.0, 1.0, 2.0], [3.0, 4.0, 5.0]],
+            lambda: [[0.0, 3.0], [1.0, 4.0]],
+        ),
+    )
+)
