@@ -196,6 +196,15 @@ def kernel_rows(kernels: list[Kernel]) -> list[dict[str, str]]:
     ]
 
 
+def key_summary(op: str, key: str) -> list[str]:
+    """The kernels registered for one key as "file (state)": how an override shows up."""
+    return [
+        f"{k.file} ({'active' if k.active else 'inactive'})"
+        for k in registered_kernels(op)
+        if k.key == key
+    ]
+
+
 def keyset_rows(tensors: dict[str, torch.Tensor]) -> list[dict[str, str]]:
     """One row per labelled tensor: its device and its dispatch key set, highest priority first."""
     return [

@@ -11,6 +11,7 @@ from course.dispatch import (
     call_path,
     computed_table,
     dispatch_keys,
+    key_summary,
     keyset_rows,
     registered_kernels,
 )
@@ -75,6 +76,7 @@ def test_override_changes_the_table_and_restores_it():
     with override_kernel("addcmul_", placeholder_addcmul_, "CPU") as record:
         during = registered_kernels("addcmul_")
         assert _active_cpu("addcmul_") == ["registration.py"]
+        assert key_summary("addcmul_", "CPU")[-1].endswith("(inactive)")
         assert any(k.key == "CPU" and not k.active for k in during)
         out.addcmul_(torch.ones(2, 3), torch.ones(2, 3))
         assert torch.equal(out, torch.zeros(2, 3))  # the write was lost, as on MPS 2.2.1
