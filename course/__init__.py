@@ -6,3 +6,26 @@ modules each one uses.
 """
 
 __version__ = "0.1.0"
+
+
+def _show_figures_inline() -> None:
+    """Let a bare `matplotlib.figure.Figure` returned by a course function display as a PNG.
+
+    The course builds figures without pyplot (no global state, testable), and IPython only knows
+    how to show those once a PNG formatter is registered for the Figure type.
+    """
+    import sys
+
+    if "IPython" not in sys.modules:
+        return
+    shell = sys.modules["IPython"].get_ipython()
+    if shell is None:
+        return
+    from matplotlib.figure import Figure
+
+    from course.ui import figure_png
+
+    shell.display_formatter.formatters["image/png"].for_type(Figure, figure_png)
+
+
+_show_figures_inline()

@@ -37,7 +37,7 @@ LESSONS: tuple[Lesson, ...] = (
         "Why does this sparse autoencoder stop learning, whatever the hyperparameters?",
         25,
         ("reproduce the plateau on the emulated MPS device", "see that the encoder never moves"),
-        ("course.emps", "course.sae", "course.training", "course.plateau"),
+        ("course.emps", "course.sae", "course.training", "course.plateau", "course.sweep"),
     ),
     Lesson(
         "02_isolating.ipynb",
@@ -45,7 +45,7 @@ LESSONS: tuple[Lesson, ...] = (
         "Which component is broken: gradients, the optimizer, the dtype or the device?",
         30,
         ("rule out gradients and SGD", "find the exp_avg_sq = 0 paradox", "spot the stride"),
-        ("course.emps", "course.isolate", "course.training"),
+        ("course.emps", "course.isolate", "course.plateau", "course.mps_check"),
     ),
     Lesson(
         "03_inside_adam.ipynb",
@@ -69,7 +69,14 @@ LESSONS: tuple[Lesson, ...] = (
         "How does one Python call end up in a device-specific kernel?",
         30,
         ("read native_functions.yaml", "read live dispatch tables", "register a kernel"),
-        ("course.registry", "course.dispatch"),
+        (
+            "course.registry",
+            "course.dispatch",
+            "course.dispatch_explorer",
+            "course.registration",
+            "course.tracer",
+            "course.emps",
+        ),
     ),
     Lesson(
         "06_kernels.ipynb",

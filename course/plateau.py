@@ -15,6 +15,7 @@ from matplotlib.figure import Figure
 from course import emps
 from course.data import SyntheticData, make_data
 from course.errors import require_choice
+from course.progress import bar
 from course.sae import TopKSAE
 from course.training import History, train
 
@@ -77,6 +78,7 @@ def run(
     """Train the story's SAE once; `backend` (e.g. a learner's fixed kernel) overrides `profile`."""
     require_choice("device", device, DEVICES)
     options = {**QUICK, **train_kwargs}
+    options.setdefault("progress", bar(f"{init} init"))
     chosen = backend or emps.Backend(emps.get_profile(profile))
     model = TopKSAE(n_features=n_features, k=k, init=init, seed=seed)
     with emps.use_backend(chosen):
@@ -127,7 +129,7 @@ def _check_frozen_names(answer: object) -> object:
 
     if not isinstance(answer, (list, tuple, set)):
         return failed("give a list of parameter names", type(answer).__name__, "list[str]")
-    short = run(steps=10)
+    short = run(steps=10, progress=None)
     expected = sorted(name for name, frozen in short.history.frozen.items() if frozen)
     if sorted(answer) != expected:
         return failed(
@@ -139,7 +141,7 @@ def _check_frozen_names(answer: object) -> object:
 
 
 def _reference_frozen_names():
-    story = run(steps=10)
+    story = run(steps=10, progress=None)
     return [name for name, frozen in story.history.frozen.items() if frozen]
 
 

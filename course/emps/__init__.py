@@ -86,6 +86,6 @@ def redesigned_backend(profile: str | Profile = DEFAULT_PROFILE) -> Backend:
     return Backend(get_profile(profile), design="output-placeholder")
 
 
-def device() -> torch.device:
+def torch_device() -> torch.device:
     """The emulated device as a torch.device."""
     return torch.device(DEVICE)
