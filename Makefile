@@ -26,7 +26,7 @@ venv: $(STAMP)
 lab: $(STAMP)
 	$(BIN)/jupyter lab notebooks/00_start_here.ipynb $(LAB_ARGS)
 
-test: $(STAMP)
+test: lint
 	$(BIN)/python -m pytest -n $(JOBS) -p no:cacheprovider tests notebooks $(NBVAL) -m "not browser"
 
 test-unit: $(STAMP)
