@@ -189,3 +189,16 @@ def _index_item(node: ast.AST) -> object:
     if isinstance(node, ast.Constant) and node.value is Ellipsis:
         return Ellipsis
     return _int(node)
+
+
+def parse_ints(text: str, what: str) -> tuple[int, ...]:
+    """Parse "4, 6" or "(4, 6)" into a tuple of ints; `what` names the field in errors."""
+    body = text.strip().strip("()[]").strip()
+    if not body:
+        return ()
+    try:
+        node = ast.parse(f"({body},)", mode="eval").body
+        return tuple(_int(e) for e in node.elts)
+    except (SyntaxError, CourseError):
+        example = "write whole numbers separated by commas, like 4, 6"
+        raise CourseError(f"{what} {text!r}: {example}") from None
