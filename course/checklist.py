@@ -121,8 +121,14 @@ def version_findings(
     return findings
 
 
-def _layout(tensor: torch.Tensor) -> str:
-    return f"shape {list(tensor.shape)} stride {list(tensor.stride())}"
+def _not_contiguous(
+    check: str, target: str, tensor: torch.Tensor, mps_like: bool, advice: str
+) -> Finding:
+    """A fail on an MPS-like device (writes get lost there), a warning elsewhere (only slower)."""
+    layout = f"shape {list(tensor.shape)} stride {list(tensor.stride())}"
+    return Finding(
+        check, target, "fail" if mps_like else "warn", f"not contiguous ({layout}): {advice}"
+    )
 
 
 def parameter_findings(model: nn.Module, mps_like: bool) -> list[Finding]:
@@ -131,16 +137,8 @@ def parameter_findings(model: nn.Module, mps_like: bool) -> list[Finding]:
     findings = []
     for name, p in params.items():
         if not p.is_contiguous():
-            severity = "fail" if mps_like else "warn"
-            findings.append(
-                Finding(
-                    "contiguity",
-                    name,
-                    severity,
-                    f"not contiguous ({_layout(p)}): "
-                    "make it contiguous at init, e.g. w.T.contiguous()",
-                )
-            )
+            advice = "make it contiguous at init, e.g. w.T.contiguous()"
+            findings.append(_not_contiguous("contiguity", name, p, mps_like, advice))
         if p.dtype == torch.float64 and mps_like:
             findings.append(
                 Finding(
@@ -183,15 +181,8 @@ def state_findings(
             checked += 1
             target = f"{names.get(p, '?')} {key}"
             if not value.is_contiguous():
-                severity = "fail" if mps_like else "warn"
-                findings.append(
-                    Finding(
-                        "optimizer state",
-                        target,
-                        severity,
-                        f"not contiguous ({_layout(value)}): zeros_like preserves the param's",
-                    )
-                )
+                advice = "zeros_like preserved the parameter's layout"
+                findings.append(_not_contiguous("optimizer state", target, value, mps_like, advice))
             if value.device != p.device:
                 findings.append(
                     Finding(
