@@ -18,6 +18,7 @@ from course.errors import CourseError
 from course.ui import Drawing, Panel, html_table
 
 MAX_STEPS = 1000
+MEAN, NOISE = 1.0, 0.5  # the stream's true mean and spread: what the moments should estimate
 
 
 def gradient_stream(
@@ -62,26 +63,32 @@ def moments(grads: torch.Tensor, beta1: float, beta2: float) -> dict[str, torch.
 
 
 def draw(beta1: float, beta2: float, step_range: tuple[int, int], seed: int = 0) -> Drawing:
-    """Correction factors (left) and raw vs corrected first moment (right) over the range."""
+    """Correction factors, then raw vs corrected first and second moments over the range."""
     check_betas(beta1, beta2)
     first, last = step_range
     check_steps(first, last)
-    grads = gradient_stream(last, seed=seed)
+    grads = gradient_stream(last, mean=MEAN, noise=NOISE, seed=seed)
     result = moments(grads, beta1, beta2)
     steps = range(first, last + 1)
     window = slice(first - 1, last)
-    fig = Figure(figsize=(9, 3))
-    left, right = fig.subplots(1, 2)
-    left.semilogy(steps, result["factor1"][window], label="1 / (1 - beta1**t)")
-    left.semilogy(steps, result["factor2"][window], label="1 / (1 - beta2**t)")
-    left.set(xlabel="step t", title="correction factors")
-    left.legend(fontsize=8)
-    right.plot(steps, grads[window], ".", color="#bbb", label="gradient")
-    right.plot(steps, result["m"][window], label="m (raw)")
-    right.plot(steps, result["m_hat"][window], label="m_hat (corrected)")
-    right.axhline(1.0, color="k", lw=0.8, ls="--", label="true mean")
-    right.set(xlabel="step t", title="first moment on a noisy stream")
-    right.legend(fontsize=8)
+    fig = Figure(figsize=(12, 3), layout="constrained")
+    factors, first_moment, second_moment = fig.subplots(1, 3)
+    factors.semilogy(steps, result["factor1"][window], label="1 / (1 - beta1**t)")
+    factors.semilogy(steps, result["factor2"][window], label="1 / (1 - beta2**t)")
+    factors.set(xlabel="step t", title="correction factors")
+    first_moment.plot(steps, grads[window], ".", color="#bbb", label="gradient")
+    first_moment.axhline(MEAN, color="k", lw=0.8, ls="--", label="true mean")
+    first_moment.set(xlabel="step t", title="first moment: m vs m_hat")
+    second_moment.axhline((MEAN**2 + NOISE**2) ** 0.5, color="k", lw=0.8, ls="--", label="true RMS")
+    second_moment.set(xlabel="step t", title="second moment: sqrt(v) vs sqrt(v_hat)")
+    for ax, raw, corrected in (
+        (first_moment, result["m"], result["m_hat"]),
+        (second_moment, result["v"].sqrt(), result["v_hat"].sqrt()),
+    ):
+        ax.plot(steps, raw[window], label="raw")
+        ax.plot(steps, corrected[window], label="corrected")
+    for ax in (factors, first_moment, second_moment):
+        ax.legend(fontsize=7)
     return Drawing(fig, html_table(summary_rows(result, first, last)))
 
 

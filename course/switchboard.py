@@ -162,7 +162,7 @@ def outcome_table(results: list[Outcome]) -> str:
 
 def outcome_figure(results: list[Outcome], highlight: str | None = None) -> Figure:
     """One panel per case, side by side: how far the encoder moved after each step (log scale)."""
-    fig = Figure(figsize=(3.2 * len(results), 2.6))
+    fig = Figure(figsize=(3.2 * len(results), 2.6), layout="constrained")
     axes = fig.subplots(1, len(results), sharey=True)
     for ax, outcome in zip(axes, results, strict=True):
         change = [c if math.isfinite(c) else float("nan") for c in outcome.encoder_change]
