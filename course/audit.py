@@ -27,7 +27,6 @@ import contextlib
 import functools
 import json
 import sys
-from collections import Counter
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
 
@@ -49,8 +48,10 @@ from course.audit_args import (
     require_layouts,
 )
 from course.audit_judge import BUGS, COLOURS, VERDICTS, judge
+from course.audit_report import flagged_ops, summary, summary_line, table_rows, text_table
 from course.errors import CourseError
 from course.exercises import Exercise, failed, passed, register
+from course.plateau import mps_available
 from course.ui import Drawing, Panel, html_table
 
 __all__ = [
@@ -63,6 +64,7 @@ __all__ = [
     "discover",
     "flagged_ops",
     "judge",
+    "local_device",
     "summary",
 ]
 
@@ -114,13 +116,19 @@ def target(device: str, backend: emps.Backend | None = None) -> Target:
         missing = "" if torch.cuda.is_available() else "CUDA is not available on this machine"
         return Target("cuda", "cuda", unavailable=missing)
     if device == "mps":
-        mps = getattr(torch.backends, "mps", None)
-        missing = "" if mps is not None and mps.is_available() else "MPS is not available here"
+        missing = "" if mps_available() else "MPS is not available on this machine"
         return Target("mps", "mps", unavailable=missing, no_float64=True)
     raise CourseError(
         f"unknown device {device!r}; use cpu, cuda, mps, emulated or "
         f"emulated:PROFILE with PROFILE one of: {', '.join(emps.PROFILES)}"
     )
+
+
+def local_device() -> str:
+    """The learner's own accelerator if there is one ("cuda", "mps"), else "cpu"."""
+    if torch.cuda.is_available():
+        return "cuda"
+    return "mps" if mps_available() else "cpu"
 
 
 def audit(
@@ -179,50 +187,6 @@ def _run_on(op: AuditOp, call: Call, layout: str, where: Target) -> torch.Tensor
         return out.cpu()
 
 
-def flagged_ops(results: list[AuditResult]) -> set[str]:
-    """The ops (overload names dropped) with at least one silent-no-write or wrong-values result."""
-    return {r.op.split(".")[0] for r in results if r.flagged}
-
-
-def summary(results: list[AuditResult]) -> dict[str, object]:
-    """Counts per verdict, the number of ops covered, and the flagged ops."""
-    counts = Counter(r.verdict for r in results)
-    covered = {r.op for r in results if r.verdict != "skipped"}
-    return {
-        "results": len(results),
-        "ops_run": len(covered),
-        **{v: counts.get(v, 0) for v in VERDICTS},
-        "flagged": sorted(flagged_ops(results)),
-    }
-
-
-def table_rows(results: list[AuditResult], only_findings: bool = True) -> list[dict[str, str]]:
-    """Rows for a table: by default only what is not `ok` (the interesting part)."""
-    return [
-        {"op": r.op, "layout": r.layout, "verdict": r.verdict, "dtype": r.dtype, "detail": r.detail}
-        for r in results
-        if not only_findings or r.verdict != "ok"
-    ]
-
-
-def text_table(results: list[AuditResult], only_findings: bool = True) -> str:
-    """A fixed-width text table of results (what the CLI prints)."""
-    rows = table_rows(results, only_findings)
-    if not rows:
-        return "(every result is ok)"
-    widths = {k: max(len(k), *(len(row[k]) for row in rows)) for k in ("op", "layout", "verdict")}
-    lines = [
-        f"{'op':<{widths['op']}}  {'layout':<{widths['layout']}}  "
-        f"{'verdict':<{widths['verdict']}}  detail"
-    ]
-    lines += [
-        f"{row['op']:<{widths['op']}}  {row['layout']:<{widths['layout']}}  "
-        f"{row['verdict']:<{widths['verdict']}}  {row['detail']}"
-        for row in rows
-    ]
-    return "\n".join(lines)
-
-
 def cli(argv: list[str]) -> int:
     """`python -m course audit --device ... [--json] [--layout ...] [--op ...] [--all]`."""
     parser = argparse.ArgumentParser(prog="python -m course audit", description=cli.__doc__)
@@ -259,17 +223,8 @@ def cli(argv: list[str]) -> int:
         )
         return 0
     print(text_table(results, only_findings=not options.all))
-    print(_summary_line(options.device, summary(results)))
+    print(summary_line(options.device, summary(results)))
     return 0
-
-
-def _summary_line(device: str, counts: dict[str, object]) -> str:
-    verdicts = ", ".join(f"{counts[v]} {v}" for v in VERDICTS)
-    flagged = ", ".join(counts["flagged"]) or "none"
-    return (
-        f"{device}: {counts['ops_run']} ops run, {counts['results']} results ({verdicts}); "
-        f"flagged: {flagged}"
-    )
 
 
 @functools.lru_cache(maxsize=32)
@@ -297,7 +252,7 @@ def draw_audit(device: str, layout: str, show_ok: bool = False) -> Drawing:
     results = list(_cached_audit(device, layout))
     results.sort(key=lambda r: (VERDICTS.index(r.verdict) == 0, r.op))
     rows = table_rows(results, only_findings=not show_ok)
-    line = _summary_line(device, summary(results))
+    line = summary_line(device, summary(results))
     return Drawing(html=f"<p>{line}</p>" + html_table(rows, COLOURS))
 
 
