@@ -234,7 +234,8 @@ def check_fix(kernel) -> Verdict:
     verdict = check_kernel_layouts(kernel)
     if verdict is not None:
         return verdict
-    summary = plateau.run(backend=private_backend(kernel), steps=CHECK_STEPS).summary()
+    trained = plateau.run(backend=private_backend(kernel), steps=CHECK_STEPS, progress=None)
+    summary = trained.summary()
     if summary["encoder_frozen"]:
         return failed(
             f"right on every layout, yet after {CHECK_STEPS} Adam steps the encoder has not moved",

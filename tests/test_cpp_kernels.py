@@ -7,6 +7,7 @@ and wrong on transposed ones, exactly as `naive_model` (its memory-order retelli
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 import textwrap
@@ -29,6 +30,7 @@ from course.cpp import (
     sources,
 )
 from course.cpp.bench import benchmark, plot, shape_for
+from course.cpp.gpu import triton_demo, triton_device
 from course.cpp.kernels import cpp_source, dispatcher_entry
 from course.errors import CourseError
 
@@ -163,7 +165,8 @@ def test_correctness_rows_and_dispatcher(compiled):
         for lay in ("contiguous", "transposed", "sliced")
     )
     entry = dispatcher_entry("iterator")
-    assert "course_kernels::addcmul_iterator_" in entry and "CPU: registered at" in entry
+    assert entry["schema"].startswith("course_kernels::addcmul_iterator_(Tensor(a!) self")
+    assert entry["keys"] == ["CPU"] and "addcmul_kernels.cpp" in entry["dump"]
 
 
 @pytest.mark.compile
@@ -200,3 +203,22 @@ def test_an_edited_kernel_rebuilds_in_the_same_process(tmp_path):
     )
     assert done.returncode == 0, done.stderr[-2000:]
     assert done.stdout.strip().splitlines()[-1] == "[2.0, 2.0, 2.0]"
+
+
+def test_triton_demo_skips_cleanly_without_a_gpu(monkeypatch):
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    monkeypatch.delenv("TRITON_INTERPRET", raising=False)
+    assert triton_device() is None
+    assert triton_demo().startswith("skipping the optional Triton section: no CUDA GPU")
+
+
+def test_triton_naive_kernel_scrambles_in_the_interpreter():
+    """Runs only where Triton is installed (never needed): its interpreter works on CPU tensors."""
+    pytest.importorskip("triton")
+    script = "from course.cpp.gpu import triton_demo; print(triton_demo())"
+    env = {**os.environ, "TRITON_INTERPRET": "1"}
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, env=env, timeout=300
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "scrambled exactly as naive_model predicts: True" in done.stdout

@@ -123,7 +123,7 @@ def benchmark(
 ) -> tuple[list[Timing], float]:
     """Every (size, layout, kernel), with the copy bandwidth measured in the same run."""
     kernels = tuple(kernels)
-    bandwidth = copy_bandwidth(max(sizes), repeats)
+    bandwidth = copy_bandwidth(repeats=repeats)  # always 16M elements: memory, not cache
     timings = []
     for numel in sizes:
         for layout in layouts:

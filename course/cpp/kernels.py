@@ -75,7 +75,7 @@ def scramble_inputs(
 def scramble_figure(rows: int = 3, cols: int = 4, kernel: str = "naive") -> Figure:
     """torch's result beside a kernel's, on the scramble inputs, each cell labelled."""
     out, t1, t2 = scramble_inputs(rows, cols)
-    fig = Figure(figsize=(7, 2.4))
+    fig = Figure(figsize=(7, 2.8), layout="constrained")
     panels = (
         ("torch addcmul_ (right)", apply("native", out, t1, t2)),
         (f"{kernel} kernel", apply(kernel, out, t1, t2)),
@@ -136,8 +136,22 @@ def cpp_source(kernel: str) -> str:
     return f"// kernel: {kernel}{body.rstrip()}\n"
 
 
-def dispatcher_entry(kernel: str) -> str:
-    """The dispatcher's own description of a compiled op: schema and registered backends."""
+def dispatcher_entry(kernel: str) -> dict[str, object]:
+    """The dispatcher's record of a compiled op: its schema, the keys with a kernel, the dump."""
     require_choice("kernel", kernel, KERNEL_NAMES)
     op(kernel)
-    return torch._C._dispatch_dump(f"{NAMESPACE}::addcmul_{kernel}_")
+    dump = torch._C._dispatch_dump(f"{NAMESPACE}::addcmul_{kernel}_")
+    lines = dump.splitlines()
+    schema = next(
+        (line.removeprefix("schema: ") for line in lines if line.startswith("schema:")), ""
+    )
+    keys = [
+        line.split(":")[0]
+        for line in lines
+        if ": registered at" in line and not line.startswith("debug")
+    ]
+    if not schema:
+        raise CourseError(
+            f"torch's dispatcher dump for {kernel} has no 'schema:' line; did it change?"
+        )
+    return {"schema": schema, "keys": keys, "dump": dump}
