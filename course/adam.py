@@ -155,12 +155,10 @@ def traced_step(shape: tuple[int, int] = (4, 3), device: str = "emps") -> list[O
     gen = torch.Generator().manual_seed(0)
     weight = torch.nn.Parameter(torch.randn(shape[::-1], generator=gen).T.clone().to(target))
     opt = torch.optim.Adam([weight], lr=1e-3)
-    for _ in range(2):
-        weight.grad = torch.randn(shape[::-1], generator=gen).T.clone().to(target)
-        if opt.state:
-            return trace(opt.step, optimizer_state_names(opt, {"weight": weight}))
-        opt.step()
-    raise AssertionError("unreachable: the second iteration returns")
+    weight.grad = torch.randn(shape[::-1], generator=gen).T.clone().to(target)
+    opt.step()  # creates the state (two zeros_like), untraced
+    weight.grad = torch.randn(shape[::-1], generator=gen).T.clone().to(target)
+    return trace(opt.step, optimizer_state_names(opt, {"weight": weight}))
 
 
 # ---- exercises -------------------------------------------------------------------------------
