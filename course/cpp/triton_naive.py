@@ -8,8 +8,14 @@ transposed output is scrambled exactly like the C++ naive kernel's (and `naive_m
 from __future__ import annotations
 
 import torch
-import triton
-import triton.language as tl
+
+from course.errors import CourseError
+
+try:
+    import triton
+    import triton.language as tl
+except ImportError as exc:  # an optional extra: say what to install instead of a bare traceback
+    raise CourseError("course.cpp.triton_naive needs Triton: pip install triton") from exc
 
 BLOCK = 1024
 
