@@ -10,6 +10,7 @@ news pop-up) cannot change what the tests see.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import secrets
@@ -110,7 +111,7 @@ class LabServer:
         return self.api("GET", f"/api/kernels/{kernel_id}")["execution_state"]
 
     def stop_kernel_for(self, name: str) -> None:
-        """Delete the notebook's session, which shuts its kernel down (frees memory for the next)."""
+        """Delete the notebook's session, which shuts its kernel down (frees its memory)."""
         session_id = self.sessions.pop(name, None)
         if session_id is not None:
             self.api("DELETE", f"/api/sessions/{session_id}")
@@ -151,15 +152,19 @@ def _wait_until_up(server: LabServer) -> None:
     deadline = time.monotonic() + STARTUP_TIMEOUT_S
     while time.monotonic() < deadline:
         if server.process.poll() is not None:
-            raise RuntimeError(f"JupyterLab exited with {server.process.returncode}:\n"
-                               + server.log.read_text()[-3000:])
+            raise RuntimeError(
+                f"JupyterLab exited with {server.process.returncode}:\n"
+                + server.log.read_text()[-3000:]
+            )
         try:
             server.api("GET", "/api/status")
             return
         except (urllib.error.URLError, ConnectionError, TimeoutError):
             time.sleep(0.25)
-    raise RuntimeError(f"JupyterLab did not answer within {STARTUP_TIMEOUT_S} s:\n"
-                       + server.log.read_text()[-3000:])
+    raise RuntimeError(
+        f"JupyterLab did not answer within {STARTUP_TIMEOUT_S} s:\n"
+        + server.log.read_text()[-3000:]
+    )
 
 
 def _stop_tree(process: subprocess.Popen, shutdown: callable) -> None:
@@ -177,19 +182,61 @@ def _stop_tree(process: subprocess.Popen, shutdown: callable) -> None:
     for proc in [*descendants, psutil.Process(process.pid) if process.poll() is None else None]:
         if proc is None:
             continue
-        try:
+        with contextlib.suppress(psutil.NoSuchProcess):
             proc.kill()
-        except psutil.NoSuchProcess:
-            pass
-    try:
+    with contextlib.suppress(ProcessLookupError):
         os.killpg(process.pid, signal.SIGKILL)
-    except ProcessLookupError:
-        pass
     process.wait(timeout=15)
 
 
+@dataclass
+class BrowserReport:
+    """What the suite measured, printed at the end of the run."""
+
+    lab_startup_s: float = 0.0
+    notebooks: dict[str, dict] = field(default_factory=dict)
+
+
+_REPORT = BrowserReport()
+
+
 @pytest.fixture(scope="session")
-def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LabServer]:
+def browser_report() -> BrowserReport:
+    """The session's measurements; tests add one entry per notebook."""
+    return _REPORT
+
+
+def pytest_terminal_summary(terminalreporter) -> None:
+    if not _REPORT.notebooks and not _REPORT.lab_startup_s:
+        return
+    write = terminalreporter.write_line
+    terminalreporter.section("JupyterLab browser run")
+    write(f"JupyterLab answered its REST API {_REPORT.lab_startup_s:.1f} s after launch")
+    for name, row in _REPORT.notebooks.items():
+        retry = " (Run All retried)" if row["retried"] else ""
+        write(
+            f"{name}: {row['seconds']:.1f} s total, Run All {row['run_all_s']:.1f} s{retry}, "
+            f"{row['panels']} panels, main widget: {row['moved'] or 'no movable control'}"
+        )
+
+
+@pytest.fixture(scope="session")
+def _stop_on_sigterm() -> Iterator[None]:
+    """Turn SIGTERM (a CI timeout, `timeout`) into KeyboardInterrupt so the fixtures' finally
+    blocks still stop the server, kernels and browser."""
+
+    def interrupt(_signum, _frame):
+        raise KeyboardInterrupt("SIGTERM")
+
+    previous = signal.signal(signal.SIGTERM, interrupt)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+@pytest.fixture(scope="session")
+def lab(tmp_path_factory: pytest.TempPathFactory, _stop_on_sigterm: None) -> Iterator[LabServer]:
     """JupyterLab on 127.0.0.1, a free port and a random token, serving a copy of the notebooks."""
     base = tmp_path_factory.mktemp("lab")
     root = base / "notebooks"
@@ -206,20 +253,25 @@ def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LabServer]:
     log = base / "jupyterlab.log"
     started = time.perf_counter()
     with log.open("wb") as sink:
-        process = subprocess.Popen(_lab_command(port, token, root), cwd=root, env=env,
-                                   stdout=sink, stderr=subprocess.STDOUT, start_new_session=True)
+        process = subprocess.Popen(
+            _lab_command(port, token, root),
+            cwd=root,
+            env=env,
+            stdout=sink,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
     server = LabServer(f"http://127.0.0.1:{port}", token, root, process, log)
     try:
         _wait_until_up(server)
-        server.startup_s = time.perf_counter() - started
-        print(f"\nJupyterLab answered after {server.startup_s:.1f} s", flush=True)
+        server.startup_s = _REPORT.lab_startup_s = time.perf_counter() - started
         yield server
     finally:
         _stop_tree(process, lambda: server.api("POST", "/api/shutdown"))
 
 
 @pytest.fixture(scope="session")
-def browser(tmp_path_factory: pytest.TempPathFactory):
+def browser(tmp_path_factory: pytest.TempPathFactory, _stop_on_sigterm: None):
     """Debian's Chromium driven by Playwright, with a fresh profile; closed at the end."""
     if not CHROMIUM.exists():
         pytest.fail(f"{CHROMIUM} not found: install it with `apt-get install -y chromium`")
@@ -250,7 +302,5 @@ def _kill_leftover_chromium(profile: Path) -> None:
     """Chromium processes of this run's profile that outlived close() (none, normally)."""
     for proc in psutil.process_iter(["cmdline"]):
         if any(str(profile) in arg for arg in proc.info["cmdline"] or []):
-            try:
+            with contextlib.suppress(psutil.NoSuchProcess):
                 proc.kill()
-            except psutil.NoSuchProcess:
-                pass
