@@ -31,6 +31,7 @@ from course.cpp import (
     sources,
 )
 from course.cpp.bench import benchmark, plot, shape_for
+from course.cpp.build import clear_stale_lock
 from course.cpp.gpu import triton_demo, triton_device
 from course.cpp.kernels import cpp_source, dispatcher_entry
 from course.errors import CourseError
@@ -72,6 +73,14 @@ def test_compiler_status_reports_a_missing_compiler(monkeypatch):
     assert not status.ok and "C++ compiler" in status.message()
     with pytest.raises(CompilerMissing, match="missing a C\\+\\+ compiler"):
         load(force=True)
+
+
+def test_a_stale_build_lock_is_removed_and_a_fresh_one_kept(tmp_path):
+    lock = tmp_path / "lock"
+    lock.touch()
+    assert not clear_stale_lock(tmp_path) and lock.exists()
+    os.utime(lock, (0, 0))
+    assert clear_stale_lock(tmp_path) and not lock.exists()
 
 
 def test_bad_names_are_course_errors():

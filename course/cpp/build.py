@@ -28,6 +28,7 @@ NAMESPACE = "course_kernels"
 SOURCE_DIR = Path(__file__).resolve().parent
 SCHEMA = "(Tensor(a!) self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor(a!)"
 OP_NAMES = ("addcmul_naive_", "addcmul_strided_", "addcmul_iterator_")
+STALE_LOCK_S = 600  # a build lock older than this belongs to a build that was killed
 _STATE: dict[str, object] = {}
 
 
@@ -141,6 +142,7 @@ def load(source_dir: Path | None = None, force: bool = False) -> None:
     source_dir = Path(source_dir) if source_dir is not None else SOURCE_DIR
     folder = build_dir() if source_dir == SOURCE_DIR else source_dir / "build"
     folder.mkdir(parents=True, exist_ok=True)
+    clear_stale_lock(folder)
     fresh = not is_cached(folder, source_dir)
     if fresh:
         print("compiling the course's C++ kernels... (first time ~30-60 s)", flush=True)
@@ -159,6 +161,16 @@ def load(source_dir: Path | None = None, force: bool = False) -> None:
     if fresh:
         print(f"compiled and loaded in {time.perf_counter() - start:.0f} s", flush=True)
     _STATE["loaded"] = True
+
+
+def clear_stale_lock(folder: Path, max_age_s: float = STALE_LOCK_S) -> bool:
+    """Remove a build lock left by a killed build; cpp_extension would otherwise wait forever."""
+    lock = folder / "lock"
+    if not lock.exists() or time.time() - lock.stat().st_mtime < max_age_s:
+        return False
+    print(f"removing a stale build lock from an interrupted build: {lock}", flush=True)
+    lock.unlink(missing_ok=True)
+    return True
 
 
 def _tail(exc: BaseException, lines: int = 15) -> str:
