@@ -84,7 +84,7 @@ LESSONS: tuple[Lesson, ...] = (
         "How can a kernel compute the right answer and still lose it?",
         40,
         ("fix the Placeholder bug", "compile three C++ kernels", "benchmark against ATen"),
-        ("course.emps", "course.kernels"),
+        ("course.emps", "course.placeholder_lab", "course.cpp"),
         frozenset({"compiler"}),
     ),
     Lesson(
