@@ -4,13 +4,16 @@ Two experiments, both reported as ratios (absolute times depend on the machine, 
 less): the same ops on a contiguous matrix and on a transposed one; and reading the same number
 of floats with growing strides. Memory moves in cache lines (64 bytes = 16 float32 on most CPUs),
 so reading with stride 1 uses every float of each line fetched, while stride 16 or more fetches a
-whole line per float: walking down a column of a row-major matrix is the stride-n case.
+whole line per float (and larger strides touch a new memory page ever more often): walking down a
+column of a row-major matrix is the stride-n case. Both run on one thread, so that what is
+measured is memory access rather than how the threads were scheduled.
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 import torch
@@ -21,10 +24,10 @@ from course.errors import require_range
 OPS: dict[str, Callable[[torch.Tensor], object]] = {
     "x + 1": lambda x: x + 1,
     "x.mul_(1.0)": lambda x: x.mul_(1.0),
-    "x.sum(dim=1)": lambda x: x.sum(dim=1),
+    "x.sum(dim=1) (along rows)": lambda x: x.sum(dim=1),
+    "x.sum(dim=0) (down columns)": lambda x: x.sum(dim=0),
     "x.clone()": lambda x: x.clone(),
     "x.clone(contiguous_format)": lambda x: x.clone(memory_format=torch.contiguous_format),
-    "x.contiguous()": lambda x: x.contiguous(),
 }
 
 
@@ -39,6 +42,17 @@ class Timing:
     @property
     def ratio(self) -> float:
         return self.transposed_ms / self.contiguous_ms
+
+
+@contextmanager
+def one_thread() -> Iterator[None]:
+    """Time on one thread: on a busy or small machine, thread scheduling noise swamps layout."""
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(before)
 
 
 def best_seconds(fn: Callable[[], object], repeats: int) -> float:
@@ -57,14 +71,15 @@ def compare_layouts(n: int = 1024, repeats: int = 7, seed: int = 0) -> list[Timi
     require_range("n", n, 16, 8192)
     torch.manual_seed(seed)
     contiguous, transposed = torch.randn(n, n), torch.randn(n, n).T  # (n, n) both
-    return [
-        Timing(
-            name,
-            1e3 * best_seconds(lambda f=fn: f(contiguous), repeats),
-            1e3 * best_seconds(lambda f=fn: f(transposed), repeats),
-        )
-        for name, fn in OPS.items()
-    ]
+    with one_thread():
+        return [
+            Timing(
+                name,
+                1e3 * best_seconds(lambda f=fn: f(contiguous), repeats),
+                1e3 * best_seconds(lambda f=fn: f(transposed), repeats),
+            )
+            for name, fn in OPS.items()
+        ]
 
 
 def stride_sweep(
@@ -73,10 +88,11 @@ def stride_sweep(
     """Nanoseconds per float to sum `count` floats read with each stride (same work, more lines)."""
     require_range("count", count, 1024, 1 << 22)
     storage = torch.ones(count * max(strides))
-    return [
-        (s, 1e9 * best_seconds(lambda s=s: storage[::s][:count].sum(), repeats) / count)
-        for s in strides
-    ]
+    with one_thread():
+        return [
+            (s, 1e9 * best_seconds(lambda s=s: storage[::s][:count].sum(), repeats) / count)
+            for s in strides
+        ]
 
 
 def timing_figure(timings: list[Timing], sweep: list[tuple[int, float]]) -> Figure:
@@ -85,7 +101,6 @@ def timing_figure(timings: list[Timing], sweep: list[tuple[int, float]]) -> Figu
     left, right = fig.subplots(1, 2)
     left.barh([t.op for t in timings], [t.ratio for t in timings], color="#9ecae1")
     left.axvline(1.0, color="black", linewidth=0.8)
-    left.set_xscale("log")
     left.set_xlabel("time on transposed x / time on contiguous x")
     left.invert_yaxis()
     right.plot([s for s, _ in sweep], [ns for _, ns in sweep], marker="o")

@@ -24,6 +24,9 @@ from course.ui import Drawing, Panel, html_table
 
 MAX_CELLS = 64  # the largest storage or view the explorer draws legibly
 STRIP_WIDTH = 16  # storage cells per row of the strip: flat memory, wrapped like text
+CELL_IN = 0.4  # one cell, in inches
+CHARS = 6  # monospace characters per cell: the numbers' font size follows from it
+FONT_PT = CELL_IN * 72 / (CHARS * 0.602)  # DejaVu Sans Mono advances 0.602 em per character
 # past the end of storage, unused by the view, in the view, the selected element
 COLOURS = ListedColormap(["#ffffff", "#e0e0e0", "#9ecae1", "#fd8d3c"])
 
@@ -73,14 +76,49 @@ def storage_values(tensor: torch.Tensor) -> list[int]:
     return torch.as_strided(tensor, (size,), (1,), 0).tolist()
 
 
-def _cells(ax, codes: list[list[int]], labels: list[list[str]], row_names: list[str]) -> None:
-    """A grid of coloured cells with a number in each; axes off (ticks dominate redraw time)."""
-    ax.imshow(codes, cmap=COLOURS, vmin=0, vmax=3, aspect="equal")
+def _cells(
+    fig: Figure,
+    box: tuple[float, float],
+    codes: list[list[int]],
+    labels: list[list[str]],
+    row_names: list[str],
+    title: str,
+) -> None:
+    """Coloured square cells with a number in each, placed at `box` (left, bottom inches).
+
+    Why one monospace text per row instead of one text per cell: text layout dominates the
+    redraw time, and a row of fixed-width characters lines up with the cells exactly because
+    the axes is sized so that one cell is CHARS characters wide.
+    """
+    rows, cols = len(codes), len(codes[0])
+    width, height = fig.get_size_inches()
+    ax = fig.add_axes(
+        (box[0] / width, box[1] / height, cols * CELL_IN / width, rows * CELL_IN / height)
+    )
+    ax.imshow(codes, cmap=COLOURS, vmin=0, vmax=3, aspect="auto", extent=(0, cols, rows, 0))
     for r, row in enumerate(labels):
-        for c, text in enumerate(row):
-            ax.text(c, r, text, ha="center", va="center", fontsize=8)
+        ax.text(
+            0,
+            r + 0.5,
+            "".join(f"{t:^{CHARS}}" for t in row),
+            ha="left",
+            va="center",
+            family="DejaVu Sans Mono",
+            fontsize=FONT_PT,
+            parse_math=False,
+        )
     for r, name in enumerate(row_names):
-        ax.text(-0.7, r, name, ha="right", va="center", fontsize=7, color="#555555")
+        ax.text(
+            -0.15,
+            r + 0.5,
+            name,
+            ha="right",
+            va="center",
+            fontsize=7,
+            color="#555555",
+            parse_math=False,
+        )
+    ax.set_title(title, fontsize=9, loc="left")
     ax.set_axis_off()
 
 
@@ -88,21 +126,29 @@ def draw_layout(layout: Layout, storage: list[int], selected: tuple[int, ...]) -
     """Storage strip on top (used slots blue, the selected one orange), logical grid below."""
     indices = list(itertools.product(*(range(s) for s in layout.shape)))
     used = {layout.storage_index(i) for i in indices}
-    chosen = layout.storage_index(selected) if indices else None
+    chosen = layout.storage_index(selected)
     width = max(min(len(storage), STRIP_WIDTH), 1)
     strip_rows = max(math.ceil(len(storage) / width), 1)
     cols = layout.shape[-1] if layout.shape else 1
     rows = max(len(indices) // max(cols, 1), 1)
-    fig = Figure(figsize=(max(width, cols) * 0.45 + 1.5, (strip_rows + rows) * 0.45 + 1.3))
-    top, bottom = fig.subplots(2, 1, height_ratios=[strip_rows, rows])
+    grid_height = rows * CELL_IN + 0.55  # cells, then room for the title
+    fig = Figure(
+        figsize=(max(width, cols) * CELL_IN + 1.0, grid_height + strip_rows * CELL_IN + 0.6)
+    )
     codes = [[0] * width for _ in range(strip_rows)]
     labels = [[""] * width for _ in range(strip_rows)]
     for address, value in enumerate(storage):
         r, c = divmod(address, width)
         codes[r][c] = 3 if address == chosen else 2 if address in used else 1
         labels[r][c] = str(value)
-    _cells(top, codes, labels, [f"@{r * width}" for r in range(strip_rows)])
-    top.set_title("storage (flat memory; row labels are addresses)", fontsize=9)
+    _cells(
+        fig,
+        (0.8, grid_height + 0.1),
+        codes,
+        labels,
+        [f"@{r * width}" for r in range(strip_rows)],
+        "storage: flat memory (row labels are addresses)",
+    )
     grid_codes = [[2] * cols for _ in range(rows)]
     grid_labels = [[""] * cols for _ in range(rows)]
     for k, index in enumerate(indices):
@@ -110,8 +156,14 @@ def draw_layout(layout: Layout, storage: list[int], selected: tuple[int, ...]) -
         grid_codes[r][c] = 3 if index == selected else 2
         grid_labels[r][c] = str(storage[layout.storage_index(index)])
     prefixes = [str(list(i[:-1]))[:-1] + ", :]" for i in indices[::cols]]
-    _cells(bottom, grid_codes, grid_labels, prefixes if len(layout.shape) > 1 else [])
-    bottom.set_title(f"logical view, shape {layout.shape}", fontsize=9)
+    _cells(
+        fig,
+        (0.8, 0.1),
+        grid_codes,
+        grid_labels,
+        prefixes if len(layout.shape) > 1 else [],
+        f"logical view, shape {layout.shape}",
+    )
     return fig
 
 
@@ -142,6 +194,12 @@ def _step_rows(layouts: list[Layout], ops_text: str) -> list[dict[str, object]]:
             }
         )
     return rows
+
+
+def chain_table(shape: str, ops: str) -> str:
+    """A chain's layout after every step, as text: what the explorer's table shows."""
+    layouts, _ = trace_chain(shape, ops)
+    return layout_text(_step_rows(layouts, ops))
 
 
 def _verdict_line(layout: Layout, view_as: str) -> str:

@@ -37,24 +37,27 @@ def check_predict_stride(answer: object) -> object:
     for op in ops:
         tensor = apply_torch(tensor, op)
     expected = tensor.stride()
+    shape = f"a tuple of {len(expected)} ints"
     try:
         yours = _as_stride(answer)
     except CourseError as exc:
-        return failed(str(exc), answer, expected)
+        return failed(str(exc), answer, shape)
     if len(yours) != len(expected):
         return failed(
             f"the result has {len(expected)} dims (shape {tuple(tensor.shape)}); your "
             f"stride has {len(yours)} entries",
             yours,
-            expected,
+            shape,
         )
     wrong = [d for d in range(len(yours)) if yours[d] != expected[d]]
     if wrong:
+        # show the entries you got right, and '?' where you did not: a nudge, not the answer
+        masked = "(" + ", ".join("?" if d in wrong else str(v) for d, v in enumerate(yours)) + ")"
         return failed(
             f"dims {wrong} are off. Trace the chain one step at a time in explore(): "
             f"shape {PREDICT_SHAPE}, ops {PREDICT_CHAIN!r}",
             yours,
-            expected,
+            masked,
         )
     return passed(
         f"stride {expected}: slicing multiplied a stride, unsqueeze inserted "
@@ -200,15 +203,16 @@ def check_find_mps_bug(answer: object) -> object:
     """04.find_mps_bug: the index of the suspect that an emulated Adam step leaves frozen."""
     suspects = _suspect_builders()
     frozen = [i for i, (_, t) in enumerate(suspects) if frozen_on_mps(t)]
+    wanted = "the index of the tensor that froze"
     if isinstance(answer, bool) or not isinstance(answer, int):
         return failed(
-            "answer with the index (an int) of the tensor in mps_suspects()", answer, frozen
+            "answer with the index (an int) of the tensor in mps_suspects()", answer, wanted
         )
     if not 0 <= answer < len(suspects):
         return failed(
             f"there are {len(suspects)} suspects: indices 0 to {len(suspects) - 1}",
             answer,
-            frozen[0],
+            wanted,
         )
     label, tensor = suspects[answer]
     if answer not in frozen:
@@ -222,7 +226,7 @@ def check_find_mps_bug(answer: object) -> object:
             f"{label} (stride {tensor.stride()}, offset {tensor.storage_offset()}) is "
             f"contiguous, so Adam updates it on the emulated MPS device: {why}",
             answer,
-            frozen[0],
+            wanted,
         )
     return passed(
         f"{label} has stride {tensor.stride()}: clone() kept the transposed layout, so "
