@@ -33,6 +33,7 @@ class KnownBug:
 
     families: frozenset[str]
     broken_through: tuple[int, int]  # the last torch (major, minor) known to have it
+    fixed: tuple[int, int] | None  # the first torch with the fix, None if not pinned down
     fixed_in: str  # in words: a torch version, or where to check
     references: tuple[str, ...]
 
@@ -48,11 +49,12 @@ def _references(keyword: str) -> tuple[str, ...]:
 
 
 KNOWN_MPS_BUGS = (
-    KnownBug(emps.ADAM_FAMILIES, (2, 3), "torch 2.4", _references("addc")),
+    KnownBug(emps.ADAM_FAMILIES, (2, 3), (2, 4), "torch 2.4", _references("addc")),
     KnownBug(
         emps.RANDOM_FAMILIES,
         (2, 10),
-        "after torch 2.10 (check pytorch#165267)",
+        None,
+        "a release after torch 2.10 (pytorch#165267)",
         _references("random"),
     ),
 )
@@ -72,6 +74,20 @@ def version_tuple(version: str) -> tuple[int, int]:
     """(major, minor) from a version string such as "2.2.1", "2.13.0+cpu" or "14.5"."""
     match = re.match(r"(\d+)\.(\d+)", version)
     return (int(match[1]), int(match[2])) if match else (0, 0)
+
+
+def _bug_status(bug: KnownBug, torch_version: str) -> tuple[str, str]:
+    """(severity, message) for one known bug under one torch version (on macOS < 15)."""
+    version = version_tuple(torch_version)
+    if bug.fixed is not None and version >= bug.fixed:
+        return "ok", f"fixed in {bug.fixed_in}"
+    if version <= bug.broken_through:
+        refs = "; ".join(bug.references)
+        return "fail", f"drop writes to non-contiguous outputs; fixed in {bug.fixed_in} ({refs})"
+    return "warn", (
+        f"newer than the last torch known broken, fix in {bug.fixed_in}: confirm "
+        "with `python -m course audit --device mps`"
+    )
 
 
 def version_findings(
@@ -102,22 +118,7 @@ def version_findings(
         return findings
     for bug in KNOWN_MPS_BUGS:
         families = ", ".join(f"{f}_" for f in sorted(bug.families))
-        if version_tuple(torch_version) <= bug.broken_through:
-            message = f"{families} drop writes to non-contiguous outputs; fixed in {bug.fixed_in}"
-            findings.append(
-                Finding("versions", families, "fail", f"{message} ({'; '.join(bug.references)})")
-            )
-        else:
-            findings.append(
-                Finding(
-                    "versions",
-                    families,
-                    "warn",
-                    f"newer than the last torch "
-                    f"known broken; confirm with `python -m course audit "
-                    f"--device mps` ({bug.fixed_in})",
-                )
-            )
+        findings.append(Finding("versions", families, *_bug_status(bug, torch_version)))
     return findings
 
 
@@ -303,7 +304,12 @@ def _check_suspects(fn) -> object:
     cases = {"transposed": ["encoder.weight"], "contiguous": []}
     for init, expected in cases.items():
         model = TopKSAE(d_model=8, n_features=16, k=4, init=init)
-        yours = sorted(fn(model))
+        answer = fn(model)
+        if not isinstance(answer, (list, tuple, set)):
+            return failed(
+                "suspects(model) should return a list of parameter names", answer, expected
+            )
+        yours = sorted(answer)
         if yours != expected:
             return failed(f"for the {init}-init SAE", yours, expected)
     return passed("you find the non-contiguous parameters: the first thing to check")
