@@ -9,11 +9,13 @@ The base tensor is `torch.arange(n)`, so at first every cell's number *is* its s
 
 from __future__ import annotations
 
+import functools
 import itertools
 import math
 
 import ipywidgets as widgets
 import torch
+from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.colors import ListedColormap
 from matplotlib.figure import Figure
 
@@ -24,8 +26,9 @@ from course.ui import Drawing, Panel, html_table
 
 MAX_CELLS = 64  # the largest storage or view the explorer draws legibly
 STRIP_WIDTH = 16  # storage cells per row of the strip: flat memory, wrapped like text
-CELL_IN = 0.4  # one cell, in inches
-CHARS = 6  # monospace characters per cell: the numbers' font size follows from it
+CELL_IN = 0.36  # one cell, in inches
+CHARS = 4  # monospace characters per cell: the numbers' font size follows from it
+MONO = "DejaVu Sans Mono"  # ships with matplotlib
 FONT_PT = CELL_IN * 72 / (CHARS * 0.602)  # DejaVu Sans Mono advances 0.602 em per character
 # past the end of storage, unused by the view, in the view, the selected element
 COLOURS = ListedColormap(["#ffffff", "#e0e0e0", "#9ecae1", "#fd8d3c"])
@@ -76,6 +79,23 @@ def storage_values(tensor: torch.Tensor) -> list[int]:
     return torch.as_strided(tensor, (size,), (1,), 0).tolist()
 
 
+@functools.cache
+def _line_spacing() -> float:
+    """Matplotlib's `linespacing` that makes one line of our font exactly one cell tall.
+
+    How matplotlib turns `linespacing` into a distance between lines has changed between
+    releases (glyph metrics, then font tables), but it is proportional in all of them: measure
+    the pitch at linespacing 1 once, and scale.
+    """
+    fig = Figure(dpi=72)  # at 72 dpi one pixel is one point
+    renderer = FigureCanvasAgg(fig).get_renderer()
+    text = fig.text(0, 0, "0\n0", family=MONO, fontsize=FONT_PT, linespacing=1.0)
+    two = text.get_window_extent(renderer).height
+    text.set_text("0\n0\n0")
+    pitch = text.get_window_extent(renderer).height - two
+    return CELL_IN * 72 / pitch
+
+
 def _cells(
     fig: Figure,
     box: tuple[float, float],
@@ -86,9 +106,9 @@ def _cells(
 ) -> None:
     """Coloured square cells with a number in each, placed at `box` (left, bottom inches).
 
-    Why one monospace text per row instead of one text per cell: text layout dominates the
-    redraw time, and a row of fixed-width characters lines up with the cells exactly because
-    the axes is sized so that one cell is CHARS characters wide.
+    Why one monospace text for the whole grid instead of one text per cell: text layout
+    dominates the redraw time. The axes is sized so that a cell is CHARS characters wide and
+    one line tall, so the characters line up with the cells.
     """
     rows, cols = len(codes), len(codes[0])
     width, height = fig.get_size_inches()
@@ -96,27 +116,21 @@ def _cells(
         (box[0] / width, box[1] / height, cols * CELL_IN / width, rows * CELL_IN / height)
     )
     ax.imshow(codes, cmap=COLOURS, vmin=0, vmax=3, aspect="auto", extent=(0, cols, rows, 0))
-    for r, row in enumerate(labels):
-        ax.text(
-            0,
-            r + 0.5,
-            "".join(f"{t:^{CHARS}}" for t in row),
-            ha="left",
-            va="center",
-            family="DejaVu Sans Mono",
-            fontsize=FONT_PT,
-            parse_math=False,
-        )
-    for r, name in enumerate(row_names):
+    style = dict(
+        va="center", family=MONO, fontsize=FONT_PT, parse_math=False, linespacing=_line_spacing()
+    )
+    # every glyph costs render time, spaces too: trim what is not needed for alignment
+    grid = "\n".join("".join(f"{t:^{CHARS}}" for t in row).rstrip() for row in labels)
+    ax.text(0, rows / 2, grid, ha="left", **style)
+    if row_names:
         ax.text(
             -0.15,
-            r + 0.5,
-            name,
+            rows / 2,
+            "\n".join(row_names),
             ha="right",
-            va="center",
-            fontsize=7,
             color="#555555",
-            parse_math=False,
+            multialignment="right",
+            **style,
         )
     ax.set_title(title, fontsize=9, loc="left")
     ax.set_axis_off()
@@ -161,7 +175,7 @@ def draw_layout(layout: Layout, storage: list[int], selected: tuple[int, ...]) -
         (0.8, 0.1),
         grid_codes,
         grid_labels,
-        prefixes if len(layout.shape) > 1 else [],
+        prefixes if len(layout.shape) > 2 else [],
         f"logical view, shape {layout.shape}",
     )
     return fig
@@ -234,15 +248,23 @@ def explore(preset: str = "the encoder: decoder.weight.T") -> Panel:
     shape, ops = PRESETS.get(preset, ("4, 6", "T"))
     controls = {
         "preset": widgets.Dropdown(options=choices, value=preset, description="preset"),
-        "shape": widgets.Text(value=shape, description="shape"),
+        "shape": widgets.Text(value=shape, description="shape", continuous_update=False),
         "ops": widgets.Text(
             value=ops,
             description="ops",
+            continuous_update=False,  # redraw on Enter, not on every keystroke
             placeholder="T; [:, ::2]; unsqueeze(0)",
             layout=widgets.Layout(width="420px"),
         ),
-        "index": widgets.Text(value="", description="element", placeholder="0, 0"),
-        "view_as": widgets.Text(value="-1", description="view as", placeholder="e.g. -1 or 6, 4"),
+        "index": widgets.Text(
+            value="", description="element", placeholder="0, 0", continuous_update=False
+        ),
+        "view_as": widgets.Text(
+            value="-1",
+            description="view as",
+            placeholder="e.g. -1 or 6, 4",
+            continuous_update=False,
+        ),
     }
     panel = Panel(controls, draw_explorer, title="Stride explorer: ops are " + SYNTAX)
 
