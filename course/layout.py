@@ -159,10 +159,13 @@ def _transposed(layout: Layout, d0: int, d1: int) -> Layout:
 
 
 def _t(layout: Layout, name: str) -> Layout:
-    if len(layout.shape) > 2:
+    """t() takes up to 2 dims; .T exactly 2 (torch deprecates .T for other ranks)."""
+    most = 2 if name == "t()" else None
+    ndim = len(layout.shape)
+    if ndim > 2 or (most is None and ndim != 2):
         raise CourseError(
-            f"{name} needs a tensor with at most 2 dims, this one has "
-            f"{len(layout.shape)}; use permute(...) or transpose(d0, d1)"
+            f"{name} needs a {'tensor with at most 2' if most else '2-d tensor, with 2'} dims, "
+            f"this one has {ndim}; use permute(...) or transpose(d0, d1)"
         )
     return _permuted(layout, tuple(reversed(range(len(layout.shape)))))
 
