@@ -159,15 +159,14 @@ def _transposed(layout: Layout, d0: int, d1: int) -> Layout:
 
 
 def _t(layout: Layout, name: str) -> Layout:
-    """t() takes up to 2 dims; .T exactly 2 (torch deprecates .T for other ranks)."""
-    most = 2 if name == "t()" else None
+    """t() takes up to 2 dims; .T exactly 2 (torch deprecates .T on other ranks)."""
     ndim = len(layout.shape)
-    if ndim > 2 or (most is None and ndim != 2):
+    if not (ndim <= 2 if name == "t()" else ndim == 2):
+        need = "at most 2 dims" if name == "t()" else "exactly 2 dims"
         raise CourseError(
-            f"{name} needs a {'tensor with at most 2' if most else '2-d tensor, with 2'} dims, "
-            f"this one has {ndim}; use permute(...) or transpose(d0, d1)"
+            f"{name} needs {need}, this tensor has {ndim}; use permute(...) or transpose(d0, d1)"
         )
-    return _permuted(layout, tuple(reversed(range(len(layout.shape)))))
+    return _permuted(layout, tuple(reversed(range(ndim))))
 
 
 def _slice(

@@ -112,6 +112,7 @@ def test_view_verdict_names_the_dims_that_are_not_neighbours():
     ],
 )
 def test_invalid_ops_raise_course_errors(op, message):
+    """Each refusal names what was wrong (the torch-agreement test checks *that* they refuse)."""
     with pytest.raises(CourseError, match=message):
         apply(Layout.contiguous((4, 6)), op)
 
@@ -170,3 +171,11 @@ def test_clone_of_a_gappy_view_keeps_its_dim_order(shape, data):
     for op in ops + [Op("clone")]:
         tensor, layout = apply_torch(tensor, op), apply(layout, op)
     assert layout.stride == tensor.stride()
+
+
+@pytest.mark.parametrize(
+    "shape, op, message", [((2, 3, 4), "T", "exactly 2 dims"), ((2, 3, 4), "t", "at most 2 dims")]
+)
+def test_transpose_shorthands_name_the_rank_they_need(shape, op, message):
+    with pytest.raises(CourseError, match=message):
+        apply(Layout.contiguous(shape), Op(op))
