@@ -133,31 +133,6 @@ def test_contiguous_strides_treat_size_zero_as_one():
     assert contiguous_strides((2, 0, 3)) == torch.empty(2, 0, 3).stride()
 
 
-@pytest.mark.parametrize(
-    "text, message",
-    [
-        ("T;;", "step 2 is empty"),
-        ("view(2, x)", "step 1 'view(2, x)': expected a whole number, got 'x'"),
-        ("T; flip(0)", "step 2 'flip(0)': unknown operation 'flip'"),
-        ("[:, ::2", "not valid syntax"),
-        ("transpose(0)", "transpose() takes 2 arguments, got 1"),
-        ("clone(channels_last)", "expected a whole number"),
-        ("__import__('os')", "unknown operation '__import__'"),
-        ("view(2.5)", "expected a whole number, got '2.5'"),
-    ],
-)
-def test_parse_errors_are_precise(text, message):
-    with pytest.raises(CourseError, match=message.replace("(", r"\(").replace(")", r"\)")):
-        parse_chain(text)
-
-
-def test_parse_accepts_the_spellings_a_learner_writes():
-    ops = parse_chain(".T; t(); [..., None, 1:]; view((2, -1)); clone(torch.contiguous_format)")
-    assert [op.name for op in ops] == ["T", "t", "index", "view", "clone"]
-    assert ops[2].args == (Ellipsis, None, slice(1, None, None))
-    assert ops[3].args == ((2, -1),) and ops[4].args == ("contiguous_format",)
-
-
 @settings(max_examples=200, deadline=None)
 @given(nonempty_shapes, st.data())
 def test_clone_of_a_gappy_view_keeps_its_dim_order(shape, data):
