@@ -61,7 +61,14 @@ LESSONS: tuple[Lesson, ...] = (
         "Why was the encoder non-contiguous, and what does that even mean?",
         30,
         ("predict strides of view chains", "see why clone preserves layout"),
-        ("course.layout", "course.strides"),
+        (
+            "course.layout",
+            "course.view_or_copy",
+            "course.opchain",
+            "course.strides",
+            "course.strides_exercises",
+            "course.memory_timing",
+        ),
     ),
     Lesson(
         "05_dispatch.ipynb",
