@@ -123,11 +123,12 @@ def _kind(overload: torch._ops.OpOverload) -> str | None:
     return None
 
 
-def find_ops(names: list[str] | None) -> list[AuditOp]:
+def find_ops(names: str | list[str] | None) -> list[AuditOp]:
     """Ops to audit: all, or the named ("addcmul_", "aten::add_.Tensor"; no overload: all)."""
     ops = discover()
     if names is None:
         return list(ops)
+    names = [names] if isinstance(names, str) else names
     chosen = []
     for raw in names:
         name = raw if raw.startswith("aten::") else f"aten::{raw}"
@@ -142,10 +143,11 @@ def find_ops(names: list[str] | None) -> list[AuditOp]:
     return chosen
 
 
-def require_layouts(layouts: list[str] | None) -> list[str]:
+def require_layouts(layouts: str | list[str] | None) -> list[str]:
     """The layouts to audit (default: all four non-contiguous ones), refusing unknown names."""
     if layouts is None:
         return list(LAYOUTS)
+    layouts = [layouts] if isinstance(layouts, str) else layouts
     allowed = (*LAYOUTS, CONTROL_LAYOUT)
     for layout in layouts:
         if layout not in allowed:

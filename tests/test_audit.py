@@ -161,6 +161,13 @@ def test_cli_prints_a_table_and_json(capsys):
     data = json.loads(capsys.readouterr().out)
     assert data["summary"]["flagged"] == [] and len(data["results"]) == 4
     assert cli(["--device", "quantum"]) == 2
+    if not torch.cuda.is_available():
+        capsys.readouterr()
+        assert cli(["--device", "cuda"]) == 0
+        assert (
+            capsys.readouterr().out.strip()
+            == "cuda: skipped, CUDA is not available on this machine"
+        )
 
 
 def test_the_widget_redraws_and_reports_bad_values():
@@ -173,3 +180,11 @@ def test_the_widget_redraws_and_reports_bad_values():
     panel.controls["layout"].options = [*panel.controls["layout"].options, "diagonal"]
     panel.controls["layout"].value = "diagonal"
     assert "unknown layout" in panel.error
+
+
+def test_a_single_name_is_accepted_and_gpu_tolerance_never_hides_a_lost_write():
+    (result,) = audit("emulated:2.4-macos14", ops="normal_", layouts="transposed")
+    assert result.verdict == "silent-no-write"
+    before = torch.arange(1.0, 7.0)
+    assert judge(before, before.clone(), before * 1.0005, rtol=1e-3)[0] == "ok"
+    assert judge(before, before.clone(), before * 1.5, rtol=1e-3)[0] == "silent-no-write"
