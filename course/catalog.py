@@ -100,7 +100,7 @@ LESSONS: tuple[Lesson, ...] = (
         "Where else does the same bug hide, and can a tool find it for us?",
         25,
         ("run the layout auditor", "see the random-op bug", "why the abstraction leaked"),
-        ("course.audit",),
+        ("course.audit", "course.audit_args", "course.audit_judge", "course.audit_report"),
     ),
     Lesson(
         "08_case_closed.ipynb",
@@ -108,7 +108,7 @@ LESSONS: tuple[Lesson, ...] = (
         "How do we fix the model, and what do we check first next time?",
         20,
         ("fix the SAE three ways", "recover the ground-truth features", "use the checklist"),
-        ("course.checklist", "course.training"),
+        ("course.checklist", "course.case_closed", "course.features", "course.plateau"),
     ),
 )
 
