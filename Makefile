@@ -27,13 +27,13 @@ lab: $(STAMP)
 	$(BIN)/jupyter lab notebooks/00_start_here.ipynb $(LAB_ARGS)
 
 test: lint
-	$(BIN)/python -m pytest -n $(JOBS) -p no:cacheprovider tests notebooks $(NBVAL) -m "not browser"
+	$(BIN)/python -m pytest -n $(JOBS) --dist loadfile -p no:cacheprovider tests notebooks $(NBVAL) -m "not browser"
 
 test-unit: $(STAMP)
-	$(BIN)/python -m pytest -n $(JOBS) tests -m "not browser"
+	$(BIN)/python -m pytest -n $(JOBS) --dist loadfile tests -m "not browser"
 
 test-notebooks: $(STAMP)
-	$(BIN)/python -m pytest -n $(JOBS) notebooks $(NBVAL)
+	$(BIN)/python -m pytest -n $(JOBS) --dist loadfile notebooks $(NBVAL)
 
 test-browser: $(STAMP)
 	$(BIN)/python -m pytest tests -m browser -v
