@@ -292,7 +292,9 @@ def browser(tmp_path_factory: pytest.TempPathFactory, _stop_on_sigterm: None):
         try:
             yield context
         finally:
-            context.close()
+            # On SIGTERM the driver may already be gone (`timeout` signals the process group).
+            with contextlib.suppress(Exception):
+                context.close()
     finally:
         playwright.stop()
         _kill_leftover_chromium(profile)

@@ -10,8 +10,10 @@ from __future__ import annotations
 import re
 import time
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from playwright.sync_api import Locator, Page
+if TYPE_CHECKING:  # `make test` collects this folder without needing playwright
+    from playwright.sync_api import Locator, Page
 
 WIDGET_MIME = "application/vnd.jupyter.widget-view+json"
 ERROR_OUTPUTS = ".jp-OutputArea-output[data-mime-type*='error']"
@@ -20,6 +22,8 @@ NO_START_S = 30  # Run All that has not started a single cell by then was lost: 
 STALL_S = 10  # idle kernel, nothing queued, cells unrun: Run All stopped
 WIDGET_TIMEOUT_S = 30
 REDRAW_TIMEOUT_S = 60
+IDLE_AFTER_MOVE_S = 2  # kernel idle this long after a move and nothing changed: it drew the same
+MAX_OPTIONS = 4  # dropdown options tried per dropdown
 
 # Waits for the opened notebook's kernel to answer kernel_info; resolves to its id.
 _KERNEL_READY_JS = """async (timeoutMs) => {
@@ -136,27 +140,31 @@ def errors_shown(page: Page) -> list[str]:
     return found
 
 
+def _outputs_saying(page: Page, text: str) -> Locator:
+    return page.locator(".jp-OutputArea-output", has_text=text)  # markdown may mention it too
+
+
 def wait_for_widgets(page: Page) -> None:
     """Wait until no output says "Loading widget..." (the manager has drawn every view)."""
     deadline = time.monotonic() + WIDGET_TIMEOUT_S
-    while page.get_by_text("Loading widget...").count() and time.monotonic() < deadline:
+    while _outputs_saying(page, "Loading widget...").count() and time.monotonic() < deadline:
         time.sleep(0.25)
 
 
 def widget_problems(page: Page, expected_views: int) -> list[str]:
-    """What is wrong with the widgets on the page: unrendered views or fewer than stored."""
+    """What is wrong with the widgets on the page: views not drawn, or fewer than stored.
+
+    A drawn view is an output whose root is a `.jupyter-widgets` element; without the widget lab
+    extension JupyterLab shows the text fallback ("Panel(...)") instead, so counting the views
+    against the stored notebook catches a missing extension."""
     problems = []
     for text in ("Loading widget...", "Error displaying widget"):
-        if page.get_by_text(text).count():
-            problems.append(f"the page shows {text!r}")
-    rendered = page.locator(f".jp-OutputArea-output[data-mime-type='{WIDGET_MIME}']")
-    views = rendered.count()
-    empty = sum(1 for view in rendered.all() if not view.locator(".jupyter-widgets").count())
-    if empty:
-        problems.append(f"{empty} of {views} widget outputs contain no rendered widget")
+        if _outputs_saying(page, text).count():
+            problems.append(f"an output shows {text!r}")
+    views = page.locator(".jp-OutputArea-output > .jupyter-widgets").count()
     if views < expected_views:
         problems.append(
-            f"{views} widget views rendered, the stored notebook has {expected_views}"
+            f"{views} widget views drawn, the stored notebook has {expected_views}"
             " (is the ipywidgets lab extension installed in this environment?)"
         )
     return problems
@@ -167,11 +175,21 @@ def panel_state(panel: Locator) -> str:
     return panel.evaluate(_PANEL_STATE_JS)
 
 
-def _wait_for_change(panel: Locator, before: str) -> bool:
-    deadline = time.monotonic() + REDRAW_TIMEOUT_S
-    while time.monotonic() < deadline:
+def _wait_for_change(page: Page, panel: Locator, before: str) -> bool:
+    """True once the display differs; False when it has not changed and the kernel has been
+    idle for a while (the redraw ran and drew the same), or after REDRAW_TIMEOUT_S."""
+    start = time.monotonic()
+    idle_since = None
+    while time.monotonic() - start < REDRAW_TIMEOUT_S:
         if panel_state(panel) != before:
             return True
+        now = time.monotonic()
+        if page.evaluate(_PROGRESS_JS)["status"] == "idle":
+            idle_since = idle_since or now
+            if now - idle_since > IDLE_AFTER_MOVE_S and now - start > 2 * IDLE_AFTER_MOVE_S:
+                return False
+        else:
+            idle_since = None
         time.sleep(0.25)
     return False
 
@@ -185,14 +203,12 @@ def _move_slider(page: Page, slider: Locator) -> str:
     return f"slider {key}"
 
 
-def _pick_other_option(select: Locator) -> str:
+def _pick_option(select: Locator, value: str) -> str:
     current = select.input_value()
-    values = select.evaluate("(s) => [...s.options].map((o) => o.value)")
-    other = next((v for v in values if v != current), None)
-    if other is None:
+    if value == current:
         return ""
-    select.select_option(other)
-    return f"dropdown {current!r} -> {other!r}"
+    select.select_option(value)
+    return f"dropdown {current!r} -> {value!r}"
 
 
 def _click_unselected(toggles: Locator) -> str:
@@ -208,7 +224,9 @@ def _control_moves(page: Page, row: Locator):
     for slider in row.locator(".widget-slider").all():
         yield lambda s=slider: _move_slider(page, s)
     for select in row.locator(".widget-dropdown select").all():
-        yield lambda s=select: _pick_other_option(s)
+        options = select.evaluate("(s) => [...s.options].map((o) => o.value)")
+        for value in options[:MAX_OPTIONS]:  # two options may draw the same (a lesson, even)
+            yield lambda s=select, v=value: _pick_option(s, v)
     for toggles in row.locator(".widget-toggle-buttons").all():
         yield lambda t=toggles: _click_unselected(t)
     for box in row.locator(".widget-checkbox input").all():
@@ -239,7 +257,7 @@ def move_a_control(page: Page, panel: Locator) -> str | None:
             continue
         if run_button.count():
             run_button.first.click()
-        if _wait_for_change(panel, before):
+        if _wait_for_change(page, panel, before):
             return done
         tried.append(done)
     if not tried:
