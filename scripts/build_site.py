@@ -3,8 +3,8 @@
 Both are made from the notebooks' stored outputs (what `make notebooks` last executed), never by
 re-running them, so a build takes seconds and needs no kernel and no network: nbconvert's
 templates ship with nbconvert. At view time the pages link a few scripts from public CDNs, as
-nbconvert's templates do by default: reveal.js (unpkg.com) for the decks, MathJax and require.js
-(cdnjs) for both. Offline, the site's text, code and figures still show; the decks need reveal.js.
+nbconvert's templates do by default: reveal.js (unpkg.com) and jQuery (cdnjs) for the decks,
+MathJax and require.js (cdnjs) for both. Offline, the site's text, code and figures still show; the decks need reveal.js.
 
 Interactive widgets cannot run without a kernel: their outputs are replaced by a note that says
 where to run them (or by the static figure/HTML the output also carries, when it has one).
@@ -100,6 +100,7 @@ def index_page(title: str, lessons: list[Lesson], suffix: str) -> str:
 body {{ font-family: system-ui, sans-serif; max-width: 60rem; margin: 2rem auto; padding: 0 1rem; }}
 table {{ border-collapse: collapse; width: 100%; }}
 td, th {{ border-bottom: 1px solid #ddd; padding: .4rem .6rem; text-align: left; }}
+td:last-child {{ white-space: nowrap; }}
 </style></head>
 <body><h1>{html.escape(title)}</h1>
 <p>Read-only version of the executed notebooks. To run the code and use the widgets, clone the
