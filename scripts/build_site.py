@@ -4,7 +4,8 @@ Both are made from the notebooks' stored outputs (what `make notebooks` last exe
 re-running them, so a build takes seconds and needs no kernel and no network: nbconvert's
 templates ship with nbconvert. At view time the pages link a few scripts from public CDNs, as
 nbconvert's templates do by default: reveal.js (unpkg.com) and jQuery (cdnjs) for the decks,
-MathJax and require.js (cdnjs) for both. Offline, the site's text, code and figures still show; the decks need reveal.js.
+MathJax and require.js (cdnjs) for both. Offline, the site's text, code and figures still
+show; the decks need reveal.js.
 
 Interactive widgets cannot run without a kernel: their outputs are replaced by a note that says
 where to run them (or by the static figure/HTML the output also carries, when it has one).
