@@ -78,7 +78,9 @@ class Panel(widgets.VBox):
     ) -> None:
         self.controls = dict(controls)
         self._draw = draw
-        self.image = widgets.Image(format="png", layout=widgets.Layout(max_width="100%"))
+        # natural size (flex-start), not stretched to the notebook's width and blurred
+        natural = widgets.Layout(max_width="100%", align_self="flex-start")
+        self.image = widgets.Image(format="png", layout=natural)
         self.text = widgets.HTML()
         self.message = widgets.HTML()
         self.error = ""
