@@ -11,8 +11,6 @@ import argparse
 import importlib.metadata
 import json
 import platform
-import shutil
-import subprocess
 import sys
 import sysconfig
 from dataclasses import asdict, dataclass
@@ -79,23 +77,19 @@ def _emulated_check() -> Check:
 
 
 def compiler_status() -> Check:
-    """Whether torch.utils.cpp_extension can build notebook 06's kernels here."""
-    compiler = shutil.which("c++") or shutil.which("g++") or shutil.which("clang++")
-    if compiler is None:
-        return Check("C++ compiler", False, "no c++/g++/clang++ on PATH")
+    """Whether notebook 06 can build its kernels: course.cpp's own probe, plus Python's headers."""
     try:
-        first = subprocess.run(
-            [compiler, "--version"], capture_output=True, text=True, timeout=20
-        ).stdout.splitlines()[0]
-    except (OSError, subprocess.SubprocessError, IndexError) as exc:
-        return Check("C++ compiler", False, f"{compiler} does not run: {exc}")
+        from course.cpp.build import compiler_status as probe
+
+        status = probe()
+    except Exception as exc:  # a broken torch must not stop the rest of the report
+        return Check("C++ compiler", False, f"cannot probe the toolchain: {exc}")
+    if not status.ok:
+        return Check("C++ compiler", False, status.message())
     headers = Path(sysconfig.get_paths()["include"]) / "Python.h"
     if not headers.exists():
-        return Check("C++ compiler", False, f"{first}, but Python headers are missing ({headers})")
-    ninja = shutil.which("ninja") or shutil.which("ninja", path=str(Path(sys.executable).parent))
-    if ninja is None:
-        return Check("C++ compiler", False, f"{first}, but ninja is missing (pip install ninja)")
-    return Check("C++ compiler", True, f"{first}; ninja found")
+        return Check("C++ compiler", False, f"Python headers are missing ({headers})")
+    return Check("C++ compiler", True, status.message())
 
 
 def _os_check() -> Check:

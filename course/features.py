@@ -11,12 +11,7 @@ from __future__ import annotations
 import torch
 from matplotlib.figure import Figure
 
-from course import emps
-from course.data import SyntheticData
 from course.errors import CourseError
-from course.plateau import QUICK, dataset
-from course.sae import TopKSAE
-from course.training import History, train
 
 
 def best_cosines(decoder_weight: torch.Tensor, features: torch.Tensor) -> torch.Tensor:
@@ -35,23 +30,6 @@ def best_cosines(decoder_weight: torch.Tensor, features: torch.Tensor) -> torch.
 def recovered(cosines: torch.Tensor, threshold: float = 0.8) -> float:
     """The fraction of true features found by some decoder column with |cosine| >= threshold."""
     return (cosines >= threshold).double().mean().item()
-
-
-def trained_sae(
-    profile: str = "macos15",
-    init: str = "transposed",
-    *,
-    data: SyntheticData | None = None,
-    seed: int = 0,
-    **train_kwargs,
-) -> tuple[TopKSAE, History]:
-    """Train the story's SAE on the emulated device (the plateau run's settings); keep the model."""
-    data = data or dataset()
-    model = TopKSAE(d_model=data.x.shape[1], init=init, seed=seed)
-    with emps.use_profile(profile):
-        model.to(emps.DEVICE)
-        history = train(model, data, seed=seed, **{**QUICK, **train_kwargs})
-    return model, history
 
 
 def recovery_figure(cosines: dict[str, torch.Tensor], threshold: float = 0.8) -> Figure:

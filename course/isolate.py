@@ -19,17 +19,23 @@ from course.ui import html_table
 ENCODER, DECODER = "encoder.weight", "decoder.weight"
 
 
-def grad_table(one: Run) -> list[dict[str, object]]:
-    """Gradient statistics per weight: are gradients flowing at all?"""
-    h = one.history
+def weight_table(columns: dict[str, tuple[dict[str, float], str]]) -> list[dict[str, object]]:
+    """One row per weight (encoder, decoder); each column is (history stat by name, format)."""
     return [
         {
             "parameter": name,
-            "max |grad|": f"{h.grad_max[name]:.3g}",
-            "zero fraction": f"{h.grad_zero_fraction[name]:.1%}",
+            **{label: format(stat[name], fmt) for label, (stat, fmt) in columns.items()},
         }
         for name in (ENCODER, DECODER)
     ]
+
+
+def grad_table(one: Run) -> list[dict[str, object]]:
+    """Gradient statistics per weight: are gradients flowing at all?"""
+    h = one.history
+    return weight_table(
+        {"max |grad|": (h.grad_max, ".3g"), "zero fraction": (h.grad_zero_fraction, ".1%")}
+    )
 
 
 def one_step_moves(optimizer: str, lr: float = 1e-3) -> dict[str, bool]:
@@ -64,16 +70,11 @@ def optimizer_table(lr: float = 1e-3) -> list[dict[str, object]]:
 
 
 def adam_state_table(one: Run) -> list[dict[str, object]]:
-    """Adam's running moments per weight, and the update size they imply for the encoder."""
+    """Adam's running moments per weight: exp_avg_sq should never be 0 where gradients flow."""
     h = one.history
-    return [
-        {
-            "parameter": name,
-            "max exp_avg": f"{h.exp_avg_max[name]:.3g}",
-            "max exp_avg_sq": f"{h.exp_avg_sq_max[name]:.3g}",
-        }
-        for name in (ENCODER, DECODER)
-    ]
+    return weight_table(
+        {"max exp_avg": (h.exp_avg_max, ".3g"), "max exp_avg_sq": (h.exp_avg_sq_max, ".3g")}
+    )
 
 
 def implied_update(one: Run, lr: float = 3e-3, eps: float = 1e-8) -> float:

@@ -31,6 +31,7 @@ class Run:
     profile: str
     init: str
     device: str
+    model: TopKSAE | None = None  # the trained model, for experiments after training
 
     def summary(self) -> dict[str, object]:
         """The key figures, under stable keys."""
@@ -73,19 +74,24 @@ def run(
     n_features: int = 1536,
     k: int = 32,
     seed: int = 0,
+    data: SyntheticData | None = None,
     **train_kwargs,
 ) -> Run:
-    """Train the story's SAE once; `backend` (e.g. a learner's fixed kernel) overrides `profile`."""
+    """Train the story's SAE once; `backend` (e.g. a learner's fixed kernel) overrides `profile`.
+
+    `data` defaults to the course's dataset; the returned Run keeps the trained model.
+    """
     require_choice("device", device, DEVICES)
     options = {**QUICK, **train_kwargs}
     options.setdefault("progress", bar(f"{init} init"))
     chosen = backend or emps.Backend(emps.get_profile(profile))
-    model = TopKSAE(n_features=n_features, k=k, init=init, seed=seed)
+    data = data or dataset()
+    model = TopKSAE(d_model=data.x.shape[1], n_features=n_features, k=k, init=init, seed=seed)
     with emps.use_backend(chosen):
         model.to(emps.DEVICE if device == "emps" else device)
-        history = train(model, dataset(), seed=seed, **options)
+        history = train(model, data, seed=seed, **options)
     name = chosen.profile.name if device == "emps" else f"{device} (no emulation)"
-    return Run(history, name, init, device)
+    return Run(history, name, init, device, model)
 
 
 def compare(profile: str = emps.DEFAULT_PROFILE, **kwargs) -> dict[str, Run]:

@@ -8,7 +8,8 @@ import torch
 from course.case_closed import SCENARIOS, fix_three_ways, outcome_rows, outcome_text
 from course.data import make_data
 from course.errors import CourseError
-from course.features import best_cosines, recovered, recovery_figure, trained_sae
+from course.features import best_cosines, recovered, recovery_figure
+from course.plateau import run
 
 
 def test_best_cosines_find_planted_directions():
@@ -24,8 +25,8 @@ def test_best_cosines_find_planted_directions():
 def test_the_fixed_model_recovers_more_features_than_the_broken_one():
     data = make_data(n_samples=1024, d_model=32, n_true=16, active=2)
     kwargs = {"data": data, "steps": 60, "batch_size": 64, "lr": 1e-2}
-    broken, _ = trained_sae("2.2.1-macos14", "transposed", **kwargs)
-    fixed, _ = trained_sae("macos15", "transposed", **kwargs)
+    broken = run("2.2.1-macos14", "transposed", progress=None, **kwargs).model
+    fixed = run("macos15", "transposed", progress=None, **kwargs).model
     broken_cos = best_cosines(broken.decoder.weight, data.features)
     fixed_cos = best_cosines(fixed.decoder.weight, data.features)
     assert fixed_cos.mean() > broken_cos.mean()
