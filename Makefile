@@ -12,6 +12,7 @@ JOBS ?= 2
 NBVAL := --nbval-lax --nbval-current-env --nbval-sanitize-with tests/nbval_sanitize.cfg
 
 .PHONY: lab test test-unit test-notebooks test-browser lint format notebooks slides site doctor clean
+.PHONY: test-torch cell-times
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -57,6 +58,29 @@ site: $(STAMP)
 
 doctor: $(STAMP)
 	$(BIN)/python -m course doctor
+
+# Another torch release in a venv of its own, `.venv-torch-$(TORCH)`: unit tests + nbval there
+# (not lint, not the browser), as CI does for the release after the pin. pip's `torch==X` takes
+# PyPI's default build (a CUDA one on Linux, several GB). Compiled C++ kernels get a cache of their
+# own, so neither venv ever rebuilds or loads the other's.
+TORCH ?= 2.14.1
+TVENV := .venv-torch-$(TORCH)
+TSTAMP := $(TVENV)/.course-installed
+
+$(TSTAMP): pyproject.toml
+	test -x $(TVENV)/bin/python || $(PYTHON) -m venv $(TVENV)
+	$(TVENV)/bin/python -m pip install -q "torch==$(TORCH)"
+	$(TVENV)/bin/python -m pip install -q -e '.[dev]'
+	touch $(TSTAMP)
+
+test-torch: $(TSTAMP)
+	$(TVENV)/bin/python -c "import torch; print('torch', torch.__version__)"
+	TORCH_EXTENSIONS_DIR=$(CURDIR)/$(TVENV)/torch-extensions $(TVENV)/bin/python -m pytest \
+		-n $(JOBS) --dist loadfile -p no:cacheprovider tests notebooks $(NBVAL) -m "not browser"
+
+# Every code cell's time in the last nbval run (make test / test-torch record them), slowest first.
+cell-times: $(STAMP)
+	$(BIN)/python scripts/time_cells.py --from-nbval
 
 clean:
 	rm -rf build .pytest_cache .ruff_cache
