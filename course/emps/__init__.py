@@ -21,11 +21,10 @@ from course.emps.backend import (
     Backend,
     current_backend,
     current_profile,
-    set_profile,
     use_backend,
     use_profile,
 )
-from course.emps.device import DEVICE, FLOAT64_MESSAGE, EmulatedTensor, is_emulated, register
+from course.emps.device import DEVICE, FLOAT64_MESSAGE, EmulatedTensor, register
 from course.emps.kernels import (
     KernelCall,
     gather_compute_scatter,
@@ -64,21 +63,13 @@ __all__ = [
     "current_profile",
     "gather_compute_scatter",
     "get_profile",
-    "is_emulated",
     "output_placeholder",
     "record",
     "register",
-    "set_profile",
-    "to_device",
     "use_backend",
     "use_profile",
     "write_through_placeholder",
 ]
-
-
-def to_device(obj):
-    """Move a tensor or module to the emulated device (same as `.to("emps")`)."""
-    return obj.to(DEVICE)
 
 
 def redesigned_backend(profile: str | Profile = DEFAULT_PROFILE) -> Backend:

@@ -1,8 +1,7 @@
 """Which kernel runs for which op: a profile's bugs, a learner's overrides, or the redesign.
 
 The active backend is process state, changed only through `use_backend` / `use_profile`
-(context managers that restore the previous backend even when the block raises) or
-`set_profile` (for a notebook that stays on one profile).
+(context managers that restore the previous backend even when the block raises).
 """
 
 from __future__ import annotations
@@ -70,10 +69,3 @@ def use_profile(profile: str | Profile) -> Iterator[Backend]:
     """Run a block on one of the version profiles (see `course.emps.PROFILES`)."""
     with use_backend(Backend(get_profile(profile))) as backend:
         yield backend
-
-
-def set_profile(profile: str | Profile) -> Profile:
-    """Switch the process to a profile; returns the previous one so it can be restored."""
-    previous = current_profile()
-    _STATE["backend"] = Backend(get_profile(profile))
-    return previous

@@ -4,21 +4,24 @@ How it plugs in (notebook 05 shows it off):
 - The PrivateUse1 dispatch key is renamed "emps" and set up as a Python backend
   (`torch.utils.backend_registration`), so `torch.device("emps:0")`, `model.to("emps")`,
   autograd's device guards and `torch.optim` all work unmodified.
-- `empty.memory_format` and `empty_strided` get PrivateUse1 kernels through `torch.library`:
-  they allocate a CPU tensor for the storage and wrap it in `EmulatedTensor`.
+- `empty.memory_format`, `empty_strided` and `_copy_from` get PrivateUse1 kernels through
+  `torch.library`: they allocate a CPU tensor for the storage and wrap it in `EmulatedTensor`,
+  or copy into or out of that storage.
 - `EmulatedTensor` is a wrapper tensor subclass; its `__torch_dispatch__` sees every aten op on
   it. Views, factories and functional ops run the CPU kernel on the wrapped storage (so results
   are bitwise the CPU's). Mutating ops (`x.op_()` and `out=`) go to the emulated MPS kernels
-  chosen by the active backend: that is where the Placeholder and its bugs live.
+  chosen by the active backend: that is where the Placeholder and its bugs live. Which op takes
+  which path is decided once per op from its schema (`course.emps.ops`).
 """
 
 from __future__ import annotations
 
 import torch
-from torch.utils._pytree import tree_flatten, tree_map, tree_unflatten
 
 from course.emps import backend as backends
+from course.emps import ops
 from course.emps.kernels import KernelCall, run_kernel
+from course.emps.optim_paths import check_fused, run_foreach
 from course.errors import CourseError
 
 DEVICE_NAME = "emps"
@@ -27,20 +30,9 @@ FLOAT64_MESSAGE = (
     "Cannot convert a MPS Tensor to float64 dtype as the MPS framework doesn't support float64. "
     "Please use float32 instead. (emulated MPS device 'emps': move to the CPU for float64)"
 )
-# In-place ops that change metadata, not data: a wrapper cannot follow them, so refuse clearly.
-_METADATA_INPLACE = {
-    "t_",
-    "transpose_",
-    "squeeze_",
-    "unsqueeze_",
-    "as_strided_",
-    "resize_",
-    "resize_as_",
-    "set_",
-    "swapdims_",
-    "swapaxes_",
-    "detach_",
-}
+FLOOR = (2, 10)  # the first torch with _setup_privateuseone_for_python_backend (2.9.0 lacks it)
+_CPU = torch.device("cpu")
+_THE_DEVICE: list[torch.device] = []  # torch.device("emps:0"), once "emps" is registered
 
 
 class EmulatedTensor(torch.Tensor):
@@ -58,7 +50,7 @@ class EmulatedTensor(torch.Tensor):
             strides=inner.stride(),
             storage_offset=inner.storage_offset(),
             dtype=inner.dtype,
-            device=torch.device(DEVICE),
+            device=_THE_DEVICE[0],
             requires_grad=False,
         )
         wrapper.inner = inner
@@ -72,6 +64,38 @@ class EmulatedTensor(torch.Tensor):
         elif self.requires_grad:
             extra += ", requires_grad=True"
         return text[:-1] + extra + ")" if text.endswith(")") else text
+
+    def __format__(self, spec: str) -> str:
+        """0-dim tensors format like their number (`f"{loss:.3f}"`), as on any device."""
+        if self.dim() == 0:
+            return self.item().__format__(spec)
+        return super().__format__(spec)
+
+    def __reduce_ex__(self, protocol):
+        """Pickle as torch pickles storage-less device tensors: a CPU copy plus the device.
+
+        `torch.load` then rebuilds it on "emps" (or where `map_location` says) with functions
+        its `weights_only=True` unpickler allows; the class itself is never pickled.
+        """
+        if isinstance(self, torch.nn.Parameter):
+            return (torch._utils._rebuild_parameter, (self.detach(), self.requires_grad, {}))
+        return (
+            torch._utils._rebuild_device_tensor_from_cpu_tensor,
+            (self.inner, self.dtype, DEVICE, self.requires_grad),
+        )
+
+    def tolist(self) -> object:
+        """Copy to Python numbers (the device's memory is readable, as with MPS)."""
+        return self.inner.tolist()
+
+    def numpy(self, *, force: bool = False):
+        """Refused as on a real device; `.cpu().numpy()` works."""
+        if force:
+            return self.detach().cpu().numpy(force=True)
+        raise TypeError(
+            f"can't convert {DEVICE} device type tensor to numpy. Use Tensor.cpu() to copy the "
+            "tensor to host memory first."
+        )
 
     @property
     def data(self) -> torch.Tensor:
@@ -89,127 +113,232 @@ class EmulatedTensor(torch.Tensor):
     @classmethod
     def __torch_dispatch__(cls, func, types, args=(), kwargs=None):
         kwargs = kwargs or {}
-        name = func._schema.name.split("::")[-1]
-        if func is torch.ops.aten._to_copy.default and _is_cpu(kwargs.get("device")):
-            return func(*_unwrap(args), **_unwrap(kwargs))
-        if func is torch.ops.aten.copy_.default:
-            args[0].inner.copy_(_unwrap(args[1]), *args[2:], **kwargs)
-            return args[0]
-        _check_same_device(name, args, kwargs)
-        written = _written_argument(func)
-        if written is not None and name in _METADATA_INPLACE:
+        special = _SPECIAL.get(func)
+        if special is not None:
+            return special(func, args, kwargs)
+        op = ops.route(func)
+        if op.route == "composite":
+            return func.decompose(*args, **kwargs)
+        _check_same_device(op.name, args, kwargs)
+        if op.route == "functional":
+            return _wrap(func(*_unwrap(args), **_unwrap_kwargs(kwargs)))
+        if op.route == "kernel":
+            return _run_mutating(func, op, args, kwargs)
+        if op.route == "foreach":
+            return run_foreach(func, args, kwargs)
+        if op.route == "fused":
+            check_fused(backends.current_profile(), op.name, op.family)
+        if op.route == "metadata":
             raise CourseError(
-                f"in-place metadata op {name} is not supported on {DEVICE}; "
+                f"in-place metadata op {op.name} is not supported on {DEVICE}; "
                 "use its out-of-place form (e.g. x = x.t())"
             )
-        if written is not None:
-            return _run_mutating(func, name, args, kwargs, written)
-        return tree_map(_wrap, func(*_unwrap(args), **_unwrap(kwargs)))
+        return _wrap(func(*_unwrap(args), **_unwrap_kwargs(kwargs)))  # "direct" and "fused"
 
 
-def _is_cpu(device) -> bool:
-    return device is not None and torch.device(device).type == "cpu"
+def _unwrap(value):
+    """The CPU view of an argument: storage for device tensors, "cpu" for the device."""
+    if isinstance(value, EmulatedTensor):
+        return value.inner
+    if type(value) in (list, tuple):
+        return type(value)(_unwrap(item) for item in value)
+    if isinstance(value, torch.device) and value.type == DEVICE_NAME:
+        _check_index(value)
+        return _CPU
+    return value
 
 
-def _unwrap(tree):
-    def one(x):
-        if isinstance(x, EmulatedTensor):
-            return x.inner
-        if isinstance(x, torch.device) and x.type == DEVICE_NAME:
-            return torch.device("cpu")
-        return x
-
-    return tree_map(one, tree)
+def _unwrap_kwargs(kwargs: dict) -> dict:
+    return {key: _unwrap(value) for key, value in kwargs.items()} if kwargs else kwargs
 
 
-def _wrap(x):
-    return (
-        EmulatedTensor(x)
-        if isinstance(x, torch.Tensor) and not isinstance(x, EmulatedTensor)
-        else x
-    )
+def _wrap(value):
+    """Results of the CPU kernels, back on the device."""
+    if isinstance(value, torch.Tensor):
+        return value if isinstance(value, EmulatedTensor) else EmulatedTensor(value)
+    if type(value) in (list, tuple):
+        return type(value)(_wrap(item) for item in value)
+    return value
+
+
+def _check_index(device: torch.device) -> None:
+    if device.index not in (None, 0):
+        raise CourseError(
+            f"device {str(device)!r} does not exist: the emulated MPS device has one device, "
+            f"{DEVICE!r} (a Mac has one MPS device); use {DEVICE_NAME!r} or {DEVICE!r}"
+        )
 
 
 def _check_same_device(name: str, args, kwargs) -> None:
     """Refuse CPU tensors mixed in, as a real device would (0-dim CPU tensors act as scalars)."""
-    for leaf in tree_flatten((args, kwargs))[0]:
-        if (
-            isinstance(leaf, torch.Tensor)
-            and not isinstance(leaf, EmulatedTensor)
-            and leaf.dim() > 0
-        ):
-            raise RuntimeError(
-                f"Expected all tensors to be on the same device, but found at least two devices, "
-                f"{DEVICE} and {leaf.device}! (in aten::{name})"
-            )
+    for value in (*args, *kwargs.values()):
+        if type(value) in (list, tuple):
+            for item in value:
+                _check_one(name, item)
+        else:
+            _check_one(name, value)
 
 
-def _written_argument(func) -> str | int | None:
-    """The one argument an op writes into: a position (in-place) or a kwarg name (out=)."""
-    written = [
-        (i, a)
-        for i, a in enumerate(func._schema.arguments)
-        if a.alias_info is not None and a.alias_info.is_write
-    ]
-    if len(written) != 1:
-        return None if not written else _multi_output(func)
-    index, argument = written[0]
-    return argument.name if argument.kwarg_only else index
+def _check_one(name: str, value) -> None:
+    if isinstance(value, torch.Tensor) and not isinstance(value, EmulatedTensor) and value.dim():
+        raise _device_mix(name, value.device)
 
 
-def _multi_output(func):
-    raise CourseError(
-        f"{func._schema.name} writes several outputs; the emulated device does not "
-        "model multi-output out= ops"
+def _device_mix(name: str, other: torch.device) -> RuntimeError:
+    return RuntimeError(
+        f"Expected all tensors to be on the same device, but found at least two devices, "
+        f"{DEVICE} and {other}! (in aten::{name})"
     )
 
 
-def _run_mutating(func, name: str, args, kwargs, written):
-    """Build a KernelCall for a mutating op and run the active backend's kernel for its family."""
-    leaves, spec = tree_flatten((args, kwargs))
-    target = args[written] if isinstance(written, int) else kwargs[written]
-    out_index = next(i for i, leaf in enumerate(leaves) if leaf is target)
-    tensor_indices = [i for i, leaf in enumerate(leaves) if isinstance(leaf, EmulatedTensor)]
-    in_place = isinstance(written, int)
-    input_indices = [i for i in tensor_indices if in_place or i != out_index]
-    inner = [leaf.inner if isinstance(leaf, EmulatedTensor) else _unwrap(leaf) for leaf in leaves]
+def _copy_into(destination: torch.Tensor, source: torch.Tensor) -> torch.Tensor:
+    """A copy across the device boundary, in either direction (copy_ and _copy_from)."""
+    data = source.inner if isinstance(source, EmulatedTensor) else source
+    target = destination.inner if isinstance(destination, EmulatedTensor) else destination
+    target.copy_(data)
+    return destination
 
-    def graph(out_buffer: torch.Tensor, input_buffers) -> None:
-        substituted = list(inner)
-        for index, buffer in zip(input_indices, input_buffers, strict=True):
-            substituted[index] = buffer
+
+def _copy_from_kernel(source, destination, non_blocking=False):
+    return _copy_into(destination, source)
+
+
+def _to_copy(func, args, kwargs):
+    device = kwargs.get("device")
+    result = func(*_unwrap(args), **_unwrap_kwargs(kwargs))
+    return result if device is not None and device.type == "cpu" else _wrap(result)
+
+
+_SPECIAL = {
+    torch.ops.aten.copy_.default: lambda func, args, kwargs: _copy_into(args[0], args[1]),
+    torch.ops.aten._copy_from.default: lambda func, args, kwargs: _copy_into(args[1], args[0]),
+    torch.ops.aten._to_copy.default: _to_copy,
+}
+
+
+def _tensor_slots(args, kwargs) -> list[tuple[int | str, int | None]]:
+    """Where each device tensor sits: (position or keyword, index in a tensor list or None)."""
+    slots: list[tuple[int | str, int | None]] = []
+    for key, value in (*enumerate(args), *kwargs.items()):
+        if isinstance(value, EmulatedTensor):
+            slots.append((key, None))
+        elif type(value) in (list, tuple):
+            slots += [(key, j) for j, item in enumerate(value) if isinstance(item, EmulatedTensor)]
+    return slots
+
+
+def _get(args: list, kwargs: dict, slot):
+    key, index = slot
+    value = args[key] if isinstance(key, int) else kwargs[key]
+    return value if index is None else value[index]
+
+
+def _put(args: list, kwargs: dict, slot, new) -> None:
+    key, index = slot
+    container = args if isinstance(key, int) else kwargs
+    if index is None:
+        container[key] = new
+    else:
+        items = list(container[key])
+        items[index] = new
+        container[key] = items
+
+
+def _run_mutating(func, op: ops.OpRoute, args, kwargs):
+    """Build a KernelCall for a mutating op and run the active backend's kernel for its family.
+
+    The output is the argument at the schema's written position, not the first argument that
+    is the same object: `torch.add(c, b, out=c)` passes `c` as an input and as the output.
+    """
+    in_place = isinstance(op.written, int)
+    target = args[op.written] if in_place else kwargs[op.written]
+    if not isinstance(target, EmulatedTensor):  # a 0-dim CPU output with device inputs
+        raise _device_mix(op.name, target.device)
+    out_slot = (op.written, None)
+    input_slots = [slot for slot in _tensor_slots(args, kwargs) if slot != out_slot]
+    if in_place:
+        input_slots.insert(0, out_slot)  # the graph reads self first
+    base_args, base_kwargs = list(_unwrap(args)), _unwrap_kwargs(kwargs)
+
+    def graph(out_buffer: torch.Tensor, input_buffers) -> object:
+        call_args, call_kwargs = list(base_args), dict(base_kwargs)
+        for slot, buffer in zip(input_slots, input_buffers, strict=True):
+            _put(call_args, call_kwargs, slot, buffer)
         if in_place and input_buffers[0] is not out_buffer:
             out_buffer.copy_(input_buffers[0])  # the graph reads self, then writes the output
-        substituted[out_index] = out_buffer
-        call_args, call_kwargs = tree_unflatten(substituted, spec)
-        func(*call_args, **call_kwargs)
+        _put(call_args, call_kwargs, out_slot, out_buffer)
+        return func(*call_args, **call_kwargs)
 
-    family = func._schema.name.split("::")[-1].rstrip("_")
     backend = backends.current_backend()
     call = KernelCall(
-        op=f"aten::{name}" + ("" if in_place else f".{func._overloadname}"),
-        family=family,
+        op=op.label,
+        family=op.family,
         output=target.inner,
-        inputs=[inner[i] for i in input_indices],
+        inputs=[_get(base_args, base_kwargs, slot) for slot in input_slots],
         graph=graph,
         strided_buffers=backend.profile.strided_buffers,
     )
-    run_kernel(backend.kernel_for(family), call)
+    run_kernel(backend.kernel_for(op.family), call)
     return target
 
 
 def _empty_memory_format(
     size, dtype=None, layout=None, device=None, pin_memory=None, memory_format=None
 ):
+    _check_index(torch.device(device or DEVICE))
     inner = torch.empty(size, dtype=dtype, memory_format=memory_format or torch.contiguous_format)
     return EmulatedTensor(inner)
 
 
 def _empty_strided(size, stride, dtype=None, layout=None, device=None, pin_memory=None):
+    _check_index(torch.device(device or DEVICE))
     return EmulatedTensor(torch.empty_strided(size, stride, dtype=dtype))
 
 
 _LIBRARY: list[torch.library.Library] = []
+
+
+class _BackendModule:
+    """`torch.emps`: what PyTorch asks of a device module, for one device."""
+
+    def is_initialized(self) -> bool:
+        return True
+
+    def is_available(self) -> bool:
+        return True
+
+    def current_device(self) -> int:
+        return 0
+
+    def device_count(self) -> int:
+        return 1
+
+    def _is_in_bad_fork(self) -> bool:
+        return False
+
+    def manual_seed_all(self, seed: int) -> None:
+        """Nothing to do: random ops run on the CPU storage with the CPU generator."""
+
+    def get_amp_supported_dtype(self) -> list[torch.dtype]:
+        """Called by `torch.autocast("emps")`: refuse clearly (no autocast kernels here)."""
+        raise CourseError(
+            f"torch.autocast({DEVICE_NAME!r}) is not emulated: the emulated MPS device runs "
+            "in the dtypes you give it (float32 for the course's experiments). Drop the "
+            "autocast block (also when enabled=False: use contextlib.nullcontext()), or "
+            "cast the model with .half() / .bfloat16() yourself"
+        )
+
+
+def require_torch(version: str, setup: object) -> None:
+    """Refuse a torch without Python backends on PrivateUse1, naming the floor once, clearly."""
+    if setup is None:
+        floor = ".".join(map(str, FLOOR))
+        raise CourseError(
+            f"the emulated MPS device needs torch >= {floor}: torch {version} lacks "
+            "torch.utils.backend_registration._setup_privateuseone_for_python_backend, which "
+            f"it is built on. Upgrade torch (pip install 'torch>={floor}'), or run the "
+            "standalone `python -m course mps-check` on a real Mac."
+        )
 
 
 def register() -> None:
@@ -218,23 +347,15 @@ def register() -> None:
         return
     registration = torch.utils.backend_registration
     setup = getattr(registration, "_setup_privateuseone_for_python_backend", None)
-    if setup is None:
-        raise CourseError(
-            f"the emulated MPS device needs torch >= 2.9 (Python backends via PrivateUse1); "
-            f"this is torch {torch.__version__}. Upgrade torch, or run the standalone "
-            "`python -m course mps-check` on a real Mac."
-        )
+    require_torch(torch.__version__, setup)
     current = torch._C._get_privateuse1_backend_name()
     if current not in ("privateuseone", DEVICE_NAME):
         raise CourseError(f"PrivateUse1 is already used by the {current!r} backend in this process")
     if current != DEVICE_NAME:
-        setup(DEVICE_NAME)
+        setup(DEVICE_NAME, backend_module=_BackendModule())
     library = torch.library.Library("aten", "IMPL")
     library.impl("empty.memory_format", _empty_memory_format, "PrivateUse1")
     library.impl("empty_strided", _empty_strided, "PrivateUse1")
+    library.impl("_copy_from", _copy_from_kernel, "PrivateUse1")
     _LIBRARY.append(library)
-
-
-def is_emulated(tensor: torch.Tensor) -> bool:
-    """Whether a tensor lives on the emulated device."""
-    return isinstance(tensor, EmulatedTensor)
+    _THE_DEVICE.append(torch.device(DEVICE))

@@ -32,7 +32,7 @@ class KernelCall:
     family: str
     output: torch.Tensor
     inputs: list[torch.Tensor]
-    graph: Callable[[torch.Tensor, Sequence[torch.Tensor]], None]
+    graph: Callable[[torch.Tensor, Sequence[torch.Tensor]], object]  # returns what it wrote
     strided_buffers: bool = False
     temporaries: int = 0
     last_buffer: torch.Tensor | None = field(default=None, repr=False)
@@ -46,9 +46,13 @@ class KernelCall:
         return self._count(OutputPlaceholder(tensor, self.strided_buffers))
 
     def run_graph(self, output: Placeholder, inputs: Sequence[Placeholder]) -> None:
-        """Run the op's MPSGraph: read the input buffers, write the output buffer."""
-        self.last_buffer = output.buffer
-        self.graph(output.buffer, [p.buffer for p in inputs])
+        """Run the op's MPSGraph: read the input buffers, write the output buffer.
+
+        `last_buffer` keeps the tensor the op says it wrote (aten returns its output), so the
+        recorder judges where the result really went, not where it was meant to go.
+        """
+        written = self.graph(output.buffer, [p.buffer for p in inputs])
+        self.last_buffer = written if isinstance(written, torch.Tensor) else output.buffer
 
     def _count(self, placeholder):
         self.temporaries += int(placeholder.gathered)
@@ -56,6 +60,17 @@ class KernelCall:
 
 
 Kernel = Callable[[KernelCall], None]
+_BITS = {1: torch.uint8, 2: torch.int16, 4: torch.int32, 8: torch.int64}
+
+
+def same_bits(a: torch.Tensor, b: torch.Tensor) -> bool:
+    """Bitwise equality (NaN equals NaN, -0.0 differs from 0.0): what "the write arrived" means."""
+    if a.shape != b.shape or a.dtype != b.dtype:
+        return False
+    as_int = _BITS.get(a.element_size())
+    if as_int is None or a.dtype == torch.bool:
+        return torch.equal(a, b)
+    return torch.equal(a.view(as_int), b.view(as_int))
 
 
 def gather_compute_scatter(call: KernelCall) -> None:
@@ -94,7 +109,7 @@ def run_kernel(kernel: Kernel, call: KernelCall) -> None:
     seconds = time.perf_counter() - start
     buffer = call.last_buffer
     wrote_elsewhere = buffer is not None and buffer.data_ptr() != call.output.data_ptr()
-    lost = wrote_elsewhere and not torch.equal(buffer, call.output)
+    lost = wrote_elsewhere and not same_bits(buffer, call.output)
     emit(
         KernelEvent(
             op=call.op,

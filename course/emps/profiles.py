@@ -13,6 +13,8 @@ from course.errors import CourseError
 
 ADAM_FAMILIES = frozenset({"addcmul", "addcdiv"})
 RANDOM_FAMILIES = frozenset({"normal", "uniform", "exponential", "random", "bernoulli"})
+FUSED_2_4 = frozenset({"adam", "adamw"})  # pytorch#127242
+FUSED_RECENT = FUSED_2_4 | {"sgd"}  # pytorch#129350
 
 
 @dataclass(frozen=True)
@@ -24,6 +26,9 @@ class Profile:
     broken: frozenset[str]
     strided_buffers: bool = False  # macOS 15: MPSGraph reads/writes strided arrays, no temporaries
     references: tuple[str, ...] = ()
+    # Fused optimizer kernels MPS had ("adam" for `_fused_adam_`); empty: fused=True refused.
+    # See course.emps.optim_paths for the sources.
+    fused_optimizers: frozenset[str] = frozenset()
 
     def with_broken(self, broken: set[str] | frozenset[str], name: str | None = None) -> Profile:
         """A copy of this profile with a different broken set (used by the bug switchboard)."""
@@ -53,6 +58,7 @@ PROFILES: dict[str, Profile] = {
             "2.4-macos14",
             "PyTorch 2.4 on macOS 14: addcmul_/addcdiv_ fixed, random ops still drop writes",
             RANDOM_FAMILIES,
+            fused_optimizers=FUSED_2_4,
             references=(
                 "pytorch#124442 (fix: gather, compute, copy back in addc_mul_div_out_mps)",
                 "pytorch#165257 (random ops still broken)",
@@ -62,6 +68,7 @@ PROFILES: dict[str, Profile] = {
             "fixed-macos14",
             "PyTorch with pytorch#165267 on macOS 14: no lost writes, but temporaries remain",
             frozenset(),
+            fused_optimizers=FUSED_RECENT,
             references=("pytorch#165267 (fix for the in-place random ops)",),
         ),
         Profile(
@@ -69,6 +76,7 @@ PROFILES: dict[str, Profile] = {
             "A recent PyTorch on macOS 15: MPSGraph takes strided arrays, no temporaries at all",
             frozenset(),
             strided_buffers=True,
+            fused_optimizers=FUSED_RECENT,
             references=("macOS 15 added strided MPSGraph arrays, making the copies unnecessary",),
         ),
     )
