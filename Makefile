@@ -41,10 +41,10 @@ test-browser: $(STAMP)
 
 lint: $(STAMP)
 	$(BIN)/ruff check course tests scripts benchmarks notebooks
-	$(BIN)/ruff format --check course tests scripts benchmarks
+	$(BIN)/ruff format --check course tests scripts benchmarks notebooks
 
 format: $(STAMP)
-	$(BIN)/ruff format course tests scripts benchmarks
+	$(BIN)/ruff format course tests scripts benchmarks notebooks
 	$(BIN)/ruff check --fix course tests scripts benchmarks notebooks
 
 notebooks: $(STAMP)

@@ -16,8 +16,8 @@ import sys
 
 import torch
 
-from course.cpp import load
-from course.cpp.bench import benchmark
+from course.kernels.cpp import load
+from course.kernels.cpp.bench import benchmark
 
 FULL_SIZES = (1 << 16, 1 << 20, 1 << 22, 1 << 24)
 QUICK_SIZES = (1 << 12, 1 << 16, 1 << 18)

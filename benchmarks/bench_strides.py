@@ -15,7 +15,7 @@ import statistics
 import sys
 import time
 
-from course.strides import PRESETS, draw_explorer, explore
+from course.layout.explorer import PRESETS, draw_explorer, explore
 from course.ui import figure_png
 
 TARGET_MS = 100.0

@@ -12,9 +12,9 @@ import sys
 
 COMMANDS = {
     "doctor": ("course.doctor", "report on this machine's readiness for each notebook"),
-    "plateau": ("course.plateau_cli", "reproduce the loss plateau on the emulated MPS device"),
+    "plateau": ("course.story.cli", "reproduce the loss plateau on the emulated MPS device"),
     "mps-check": ("course.mps_check", "on a real Mac: does this torch still drop the writes?"),
-    "audit": ("course.audit", "find kernels that mishandle non-contiguous outputs"),
+    "audit": ("course.audit.core", "find kernels that mishandle non-contiguous outputs"),
 }
 
 

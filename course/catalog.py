@@ -1,12 +1,19 @@
 """The course map: one entry per notebook, shared by 00_start_here, the doctor and the site.
 
-Keeping the list in one place means the start notebook, the README table (checked by a test),
-`python -m course doctor` and the static site can never disagree about what the course contains.
+Keeping the list in one place means the start notebook, the README table, `python -m course
+doctor` and the static site can never disagree about what the course contains. Which code each
+notebook uses is not written here: `code_packages` reads it from the notebook's own imports, so
+the map cannot drift (tests/test_catalog.py holds README's table to it).
 """
 
 from __future__ import annotations
 
+import ast
+import json
 from dataclasses import dataclass, field
+from pathlib import Path
+
+NOTEBOOK_DIR = Path(__file__).resolve().parents[1] / "notebooks"
 
 
 @dataclass(frozen=True)
@@ -18,7 +25,6 @@ class Lesson:
     question: str
     minutes: int
     goals: tuple[str, ...]
-    modules: tuple[str, ...]
     needs: frozenset[str] = field(default_factory=frozenset)  # e.g. {"compiler"}
 
 
@@ -29,7 +35,6 @@ LESSONS: tuple[Lesson, ...] = (
         "Is my machine ready, and how does this course work?",
         10,
         ("run the environment doctor", "check that widgets render"),
-        ("course.doctor", "course.catalog", "course.ui"),
     ),
     Lesson(
         "01_the_plateau.ipynb",
@@ -37,7 +42,6 @@ LESSONS: tuple[Lesson, ...] = (
         "Why does this sparse autoencoder stop learning, whatever the hyperparameters?",
         25,
         ("reproduce the plateau on the emulated MPS device", "see that the encoder never moves"),
-        ("course.emps", "course.sae", "course.training", "course.plateau", "course.sweep"),
     ),
     Lesson(
         "02_isolating.ipynb",
@@ -45,7 +49,6 @@ LESSONS: tuple[Lesson, ...] = (
         "Which component is broken: gradients, the optimizer, the dtype or the device?",
         30,
         ("rule out gradients and SGD", "find the exp_avg_sq = 0 paradox", "spot the stride"),
-        ("course.emps", "course.isolate", "course.plateau", "course.mps_check"),
     ),
     Lesson(
         "03_inside_adam.ipynb",
@@ -53,7 +56,6 @@ LESSONS: tuple[Lesson, ...] = (
         "What does Adam actually do, and which of its operations break?",
         30,
         ("write Adam from scratch", "read the installed adam.py", "trace one step's aten ops"),
-        ("course.adam", "course.tracer", "course.switchboard"),
     ),
     Lesson(
         "04_strides.ipynb",
@@ -61,14 +63,6 @@ LESSONS: tuple[Lesson, ...] = (
         "Why was the encoder non-contiguous, and what does that even mean?",
         30,
         ("predict strides of view chains", "see why clone preserves layout"),
-        (
-            "course.layout",
-            "course.view_or_copy",
-            "course.opchain",
-            "course.strides",
-            "course.strides_exercises",
-            "course.memory_timing",
-        ),
     ),
     Lesson(
         "05_dispatch.ipynb",
@@ -76,39 +70,35 @@ LESSONS: tuple[Lesson, ...] = (
         "How does one Python call end up in a device-specific kernel?",
         30,
         ("read native_functions.yaml", "read live dispatch tables", "register a kernel"),
-        (
-            "course.registry",
-            "course.dispatch",
-            "course.dispatch_explorer",
-            "course.registration",
-            "course.tracer",
-            "course.emps",
-        ),
     ),
     Lesson(
-        "06_kernels.ipynb",
-        "Kernels",
+        "06_placeholder.ipynb",
+        "The Placeholder",
         "How can a kernel compute the right answer and still lose it?",
-        40,
-        ("fix the Placeholder bug", "compile three C++ kernels", "benchmark against ATen"),
-        ("course.emps", "course.placeholder_lab", "course.cpp"),
+        25,
+        ("read two kernels side by side", "fix the Placeholder bug", "design the bug away"),
+    ),
+    Lesson(
+        "07_compiled_kernels.ipynb",
+        "Compiled kernels",
+        "Can a compiled C++ kernel lose its result too, and what does getting layout right cost?",
+        25,
+        ("compile three C++ kernels", "check them on every layout", "benchmark against ATen"),
         frozenset({"compiler"}),
     ),
     Lesson(
-        "07_pattern_strikes_again.ipynb",
+        "08_pattern_strikes_again.ipynb",
         "The pattern strikes again",
         "Where else does the same bug hide, and can a tool find it for us?",
         25,
         ("run the layout auditor", "see the random-op bug", "why the abstraction leaked"),
-        ("course.audit", "course.audit_args", "course.audit_judge", "course.audit_report"),
     ),
     Lesson(
-        "08_case_closed.ipynb",
+        "09_case_closed.ipynb",
         "Case closed",
         "How do we fix the model, and what do we check first next time?",
         20,
         ("fix the SAE three ways", "recover the ground-truth features", "use the checklist"),
-        ("course.checklist", "course.case_closed", "course.features", "course.plateau"),
     ),
 )
 
@@ -120,3 +110,51 @@ def lesson(filename: str) -> Lesson:
             return entry
     names = ", ".join(e.filename for e in LESSONS)
     raise KeyError(f"no lesson named {filename!r}; the course has: {names}")
+
+
+def _imported_modules(source: str) -> set[str]:
+    """The course modules one cell imports (`from course.x import y`, `import course.x`)."""
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:  # IPython magics: such a cell imports nothing from the course
+        return set()
+    found: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("course"):
+            base = node.module
+            found |= {f"{base}.{a.name}" for a in node.names} if base == "course" else {base}
+        elif isinstance(node, ast.Import):
+            found |= {a.name for a in node.names if a.name.startswith("course")}
+    return found
+
+
+def code_packages(filename: str, notebook_dir: Path = NOTEBOOK_DIR) -> tuple[str, ...]:
+    """The course packages a notebook imports, read from its code cells (e.g. "course.story").
+
+    A subpackage's modules count as the subpackage; top-level shared pieces (`course.ui`,
+    `course.exercises`, ...) count as themselves.
+    """
+    cells = json.loads((notebook_dir / filename).read_text())["cells"]
+    modules: set[str] = set()
+    for cell in cells:
+        if cell["cell_type"] == "code":
+            modules |= _imported_modules("".join(cell["source"]))
+    return tuple(sorted({".".join(m.split(".")[:2]) for m in modules}))
+
+
+def readme_table(notebook_dir: Path = NOTEBOOK_DIR) -> str:
+    """README's table of notebooks, built from this catalogue and the notebooks' own imports."""
+    rows = [
+        "| notebook | question | you will | min | code in |",
+        "|---|---|---|---|---|",
+    ]
+    for entry in LESSONS:
+        packages = [
+            p for p in code_packages(entry.filename, notebook_dir) if p != "course.exercises"
+        ]
+        code = ", ".join(f"`{p}`" for p in packages)
+        name = entry.filename.removesuffix(".ipynb")
+        rows.append(
+            f"| {name} | {entry.question} | {'; '.join(entry.goals)} | {entry.minutes} | {code} |"
+        )
+    return "\n".join(rows)

@@ -1,7 +1,7 @@
 """`python -m course doctor`: is this machine ready for each notebook, and if not, why?
 
 It checks what the course depends on (Python, torch and its build, devices, a C++ toolchain for
-notebook 06, the widget stack) and turns that into one verdict per notebook, so a learner knows
+notebook 07, the widget stack) and turns that into one verdict per notebook, so a learner knows
 before starting which cells will run and which will skip with a reason.
 """
 
@@ -77,9 +77,9 @@ def _emulated_check() -> Check:
 
 
 def compiler_status() -> Check:
-    """Whether notebook 06 can build its kernels: course.cpp's own probe, plus Python's headers."""
+    """Whether notebook 07 can build its kernels: the C++ build's probe plus Python's headers."""
     try:
-        from course.cpp.build import compiler_status as probe
+        from course.kernels.cpp.build import compiler_status as probe
 
         status = probe()
     except Exception as exc:  # a broken torch must not stop the rest of the report

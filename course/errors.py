@@ -24,5 +24,6 @@ def require_choice(name: str, value: object, allowed: Iterable[object]) -> None:
 
 def require_range(name: str, value: float, low: float, high: float) -> None:
     """Raise CourseError unless low <= value <= high."""
-    if not isinstance(value, (int, float)) or not (low <= value <= high):
+    number = isinstance(value, (int, float)) and not isinstance(value, bool)
+    if not number or not (low <= value <= high):
         raise CourseError(f"{name}={value!r} is out of range; allowed: {low} to {high}")

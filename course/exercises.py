@@ -76,18 +76,22 @@ _REGISTRY: dict[str, Exercise] = {}
 _HINTS_SEEN: set[str] = set()
 _INSTRUCTOR = {"on": os.environ.get("COURSE_INSTRUCTOR", "") not in ("", "0")}
 
-# Modules that define exercises; imported on demand so `all_exercises()` sees every one.
-EXERCISE_MODULES = (
-    "course.start",
-    "course.plateau",
-    "course.isolate",
-    "course.adam",
-    "course.strides",
-    "course.dispatch",
-    "course.placeholder_lab",
-    "course.audit",
-    "course.checklist",
-)
+
+def exercise_modules() -> list[str]:
+    """Every lesson's `exercises` module: the one place a lesson registers its exercises.
+
+    Found by walking the package, so a new lesson's exercises are picked up without a hand-kept
+    list that could drift.
+    """
+    import pkgutil
+
+    import course
+
+    return sorted(
+        info.name
+        for info in pkgutil.walk_packages(course.__path__, "course.")
+        if info.name.rsplit(".", 1)[-1] == "exercises" and info.name != __name__
+    )
 
 
 def register(exercise: Exercise) -> Exercise:
@@ -98,12 +102,8 @@ def register(exercise: Exercise) -> Exercise:
 
 def all_exercises() -> dict[str, Exercise]:
     """Every exercise in the course, importing the modules that define them."""
-    for module in EXERCISE_MODULES:
-        try:
-            importlib.import_module(module)
-        except ModuleNotFoundError as exc:
-            if exc.name != module:
-                raise
+    for module in exercise_modules():
+        importlib.import_module(module)
     return dict(_REGISTRY)
 
 
@@ -150,6 +150,73 @@ def solution(name: str) -> str:
             f"Try the hint first: hint({name!r}). Then solution({name!r}) shows the answer."
         )
     return Text(f"Reference solution for {name}:\n\n{exercise.solution_source()}")
+
+
+@dataclass
+class Prediction:
+    """A choice the learner commits to before an experiment; the reveal runs the real one.
+
+    `outcome` runs the experiment (the reference, on the real or emulated device) and returns one
+    of `choices`, so a reveal can never disagree with what the learner's own run would show.
+    """
+
+    name: str
+    question: str
+    choices: tuple[str, ...]
+    outcome: Callable[[], str]
+    explanation: str
+
+
+_PREDICTIONS: dict[str, Prediction] = {}
+_PREDICTED: dict[str, str] = {}
+
+
+def register_prediction(prediction: Prediction) -> Prediction:
+    """Add a prediction to the registry (idempotent for re-imports of the same module)."""
+    _PREDICTIONS[prediction.name] = prediction
+    return prediction
+
+
+def _prediction(name: str) -> Prediction:
+    if name not in _PREDICTIONS:
+        all_exercises()  # imports every lesson's exercises module, which registers predictions
+    if name not in _PREDICTIONS:
+        raise CourseError(
+            f"no prediction named {name!r}; known predictions: {', '.join(sorted(_PREDICTIONS))}"
+        )
+    return _PREDICTIONS[name]
+
+
+def predict(name: str, choice: object) -> Text:
+    """Commit to a prediction before running the experiment; `reveal(name)` compares later."""
+    prediction = _prediction(name)
+    if choice is Ellipsis or choice is None:
+        return Text(f"No prediction yet: {prediction.question} choose one of {prediction.choices}.")
+    if choice not in prediction.choices:
+        raise CourseError(
+            f"{choice!r} is not one of the choices for {name}; choose one of {prediction.choices}"
+        )
+    _PREDICTED[name] = str(choice)
+    return Text(f"Prediction recorded for {name}: {choice!r}. Now run the experiment.")
+
+
+def reveal(name: str) -> Text:
+    """What the experiment really does, beside the learner's prediction (once they made one)."""
+    prediction = _prediction(name)
+    mine = _PREDICTED.get(name)
+    if mine is None and not _INSTRUCTOR["on"]:
+        return Text(
+            f"Commit first: predict({name!r}, choice) with one of {prediction.choices}, "
+            "then reveal."
+        )
+    actual = prediction.outcome()
+    if mine is None:
+        verdict = f"(instructor mode) the experiment says {actual!r}."
+    elif mine == actual:
+        verdict = f"You predicted {mine!r}, and the experiment says {actual!r}: right."
+    else:
+        verdict = f"You predicted {mine!r}; the experiment says {actual!r}. Worth a second look."
+    return Text(f"{verdict}\n{prediction.explanation}")
 
 
 def instructor_mode(on: bool = True) -> None:

@@ -41,10 +41,34 @@ def slide_type(cell: nbformat.NotebookNode) -> str:
     return "-"
 
 
+# Cells tagged this way show numbers of the machine that ran them (a benchmark): a reader's
+# own run is the only honest picture, so their outputs are not stored.
+MACHINE_SPECIFIC_TAG = "machine-specific"
+
+
+def is_progress_noise(output: nbformat.NotebookNode) -> bool:
+    """A stderr stream made only of progress-bar redraws (each starts with a carriage return)."""
+    if output.get("output_type") != "stream" or output.get("name") != "stderr":
+        return False
+    lines = [line for line in output.get("text", "").split("\n") if line]
+    return bool(lines) and all(line.startswith("\r") for line in lines)
+
+
+def clean_outputs(cell: nbformat.NotebookNode) -> None:
+    """Drop what a stored output should not carry: progress redraws, machine-specific numbers."""
+    if cell.cell_type != "code":
+        return
+    if MACHINE_SPECIFIC_TAG in cell.metadata.get("tags", []):
+        cell.outputs = []
+        return
+    cell.outputs = [o for o in cell.outputs if not is_progress_noise(o)]
+
+
 def normalise(nb: nbformat.NotebookNode) -> None:
     """Deterministic metadata: slides, kernelspec, hash; nothing that changes run to run."""
     for cell in nb.cells:
         cell.metadata.pop("execution", None)
+        clean_outputs(cell)
         cell.metadata["slideshow"] = {"slide_type": slide_type(cell)}
     nb.metadata["kernelspec"] = {
         "name": "python3",

@@ -13,8 +13,8 @@ import math
 import torch
 from hypothesis import strategies as st
 
-from course.layout import apply_torch
-from course.opchain import Op
+from course.layout.calculator import apply_torch
+from course.layout.opchain import Op
 
 shapes = st.lists(st.sampled_from([1, 1, 2, 2, 3, 3, 4, 0]), min_size=1, max_size=4).map(tuple)
 nonempty_shapes = st.lists(st.integers(1, 4), min_size=1, max_size=4).map(tuple)

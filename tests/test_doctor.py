@@ -23,7 +23,9 @@ def test_missing_compiler_skips_only_the_kernels_notebook():
         for c in found
     ]
     verdicts = {row["notebook"]: row["verdict"] for row in doctor.verdicts(found)}
-    assert verdicts["06_kernels.ipynb"].startswith("will skip the C++ cells because no c++")
+    assert verdicts["07_compiled_kernels.ipynb"].startswith(
+        "will skip the C++ cells because no c++"
+    )
     assert verdicts["04_strides.ipynb"] == "ready"
 
 
@@ -44,7 +46,7 @@ def test_cli_json_and_text(capsys):
     assert "notebooks" in json.loads(capsys.readouterr().out)
     main(["doctor"])
     out = capsys.readouterr().out
-    assert "Environment" in out and "08_case_closed.ipynb" in out
+    assert "Environment" in out and "09_case_closed.ipynb" in out
 
 
 def test_html_report_is_a_table():

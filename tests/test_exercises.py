@@ -58,3 +58,47 @@ def test_solution_needs_the_hint_first_unless_instructor():
 def test_unknown_exercise_lists_the_known_ones():
     with pytest.raises(CourseError, match="known exercises"):
         exercises.check("99.nope", 1)
+
+
+@pytest.fixture
+def coin(monkeypatch):
+    """A registered prediction whose experiment always says "heads"; forgotten afterwards."""
+    monkeypatch.setattr(exercises, "_PREDICTIONS", {})
+    monkeypatch.setattr(exercises, "_PREDICTED", {})
+    monkeypatch.setitem(exercises._INSTRUCTOR, "on", False)
+    calls = []
+
+    def outcome():
+        calls.append(1)
+        return "heads"
+
+    exercises.register_prediction(
+        exercises.Prediction("99.coin", "Heads or tails?", ("heads", "tails"), outcome, "Rigged.")
+    )
+    return calls
+
+
+def test_reveal_asks_for_a_prediction_first_and_runs_nothing(coin):
+    assert "Commit first" in exercises.reveal("99.coin")
+    assert coin == []
+
+
+def test_prediction_is_compared_with_the_experiment(coin):
+    assert "recorded" in exercises.predict("99.coin", "tails")
+    text = exercises.reveal("99.coin")
+    assert "You predicted 'tails'; the experiment says 'heads'" in text and "Rigged." in text
+    exercises.predict("99.coin", "heads")
+    assert "right" in exercises.reveal("99.coin")
+
+
+def test_bad_prediction_names_the_choices(coin):
+    with pytest.raises(CourseError, match="'edge' is not one of the choices.*heads"):
+        exercises.predict("99.coin", "edge")
+    with pytest.raises(CourseError, match="no prediction named '99.dice'"):
+        exercises.predict("99.dice", "six")
+    assert "No prediction yet" in exercises.predict("99.coin", ...)
+
+
+def test_instructor_mode_reveals_without_a_prediction(coin, monkeypatch):
+    monkeypatch.setitem(exercises._INSTRUCTOR, "on", True)
+    assert "(instructor mode) the experiment says 'heads'" in exercises.reveal("99.coin")

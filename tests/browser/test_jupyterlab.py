@@ -11,8 +11,10 @@ import time
 
 import nbformat
 import pytest
-from conftest import NOTEBOOK_SRC, SCREENSHOTS, notebook_names
-from lab_page import (
+
+from course.catalog import LESSONS
+from tests.browser.conftest import NOTEBOOK_SRC, SCREENSHOTS, notebook_names
+from tests.browser.lab_page import (
     WIDGET_MIME,
     errors_shown,
     move_a_control,
@@ -22,8 +24,6 @@ from lab_page import (
     wait_for_widgets,
     widget_problems,
 )
-
-from course.catalog import LESSONS
 
 pytestmark = pytest.mark.browser
 

@@ -1,0 +1,124 @@
+"""Why Adam divides by 1 - beta**t: a widget on a seeded noisy gradient stream.
+
+The running means start at zero, so for the first steps they are too small: after one step
+exp_avg is (1 - beta1) * g, a tenth of the gradient at beta1 = 0.9. Dividing by 1 - beta1**t
+undoes exactly that shrinkage. The story's author ruled bias correction out (changing betas, even
+beta2 = 0, changed nothing); this widget shows what it does do, so the red herring is recognised.
+The moments are computed with course.adam.scratch's own `update_moments` and `bias_corrections`.
+"""
+
+from __future__ import annotations
+
+import ipywidgets as widgets
+import torch
+from matplotlib.figure import Figure
+
+from course.adam.scratch import bias_corrections, update_moments
+from course.errors import CourseError
+from course.ui import Drawing, Panel, html_table
+
+MAX_STEPS = 1000
+MEAN, NOISE = 1.0, 0.5  # the stream's true mean and spread: what the moments should estimate
+
+
+def gradient_stream(
+    steps: int, mean: float = 1.0, noise: float = 0.5, seed: int = 0
+) -> torch.Tensor:
+    """`steps` scalar gradients scattered around `mean` (seeded: the same stream every run)."""
+    gen = torch.Generator().manual_seed(seed)
+    return mean + noise * torch.randn(steps, generator=gen)
+
+
+def check_betas(beta1: float, beta2: float) -> None:
+    """Both betas must lie in [0, 1): at 1 the correction 1 - beta**t is zero for every t."""
+    for name, beta in (("beta1", beta1), ("beta2", beta2)):
+        if not isinstance(beta, (int, float)) or not 0 <= beta < 1:
+            raise CourseError(
+                f"{name}={beta!r} is not allowed: choose 0 <= {name} < 1 "
+                f"(at {name} = 1, 1 - {name}**t is 0 and nothing can be corrected)"
+            )
+
+
+def check_steps(first: int, last: int) -> None:
+    """The step range to plot: at least two steps, within 1..MAX_STEPS."""
+    if not (1 <= first < last <= MAX_STEPS):
+        raise CourseError(
+            f"step range ({first}, {last}) is not allowed: choose "
+            f"1 <= first < last <= {MAX_STEPS} (at least two steps)"
+        )
+
+
+def moments(grads: torch.Tensor, beta1: float, beta2: float) -> dict[str, torch.Tensor]:
+    """Adam's running means over a gradient stream, raw and bias-corrected, one value per step."""
+    check_betas(beta1, beta2)
+    m, v = torch.zeros(()), torch.zeros(())
+    rows = []
+    for step, grad in enumerate(grads, start=1):
+        update_moments(m, v, grad, beta1, beta2)
+        c1, c2 = bias_corrections(beta1, beta2, step)
+        rows.append((m.item(), v.item(), m.item() / c1, v.item() / c2, 1 / c1, 1 / c2))
+    columns = torch.tensor(rows, dtype=torch.float64).T  # (6, steps)
+    names = ("m", "v", "m_hat", "v_hat", "factor1", "factor2")
+    return dict(zip(names, columns, strict=True))
+
+
+def draw(beta1: float, beta2: float, step_range: tuple[int, int], seed: int = 0) -> Drawing:
+    """Correction factors, then raw vs corrected first and second moments over the range."""
+    check_betas(beta1, beta2)
+    first, last = step_range
+    check_steps(first, last)
+    grads = gradient_stream(last, mean=MEAN, noise=NOISE, seed=seed)
+    result = moments(grads, beta1, beta2)
+    steps = range(first, last + 1)
+    window = slice(first - 1, last)
+    fig = Figure(figsize=(12, 3), layout="constrained")
+    factors, first_moment, second_moment = fig.subplots(1, 3)
+    factors.semilogy(steps, result["factor1"][window], label="1 / (1 - beta1**t)")
+    factors.semilogy(steps, result["factor2"][window], label="1 / (1 - beta2**t)")
+    factors.set(xlabel="step t", title="correction factors")
+    first_moment.plot(steps, grads[window], ".", color="#bbb", label="gradient")
+    first_moment.axhline(MEAN, color="k", lw=0.8, ls="--", label="true mean")
+    first_moment.set(xlabel="step t", title="first moment: m vs m_hat")
+    second_moment.axhline((MEAN**2 + NOISE**2) ** 0.5, color="k", lw=0.8, ls="--", label="true RMS")
+    second_moment.set(xlabel="step t", title="second moment: sqrt(v) vs sqrt(v_hat)")
+    for ax, raw, corrected in (
+        (first_moment, result["m"], result["m_hat"]),
+        (second_moment, result["v"].sqrt(), result["v_hat"].sqrt()),
+    ):
+        ax.plot(steps, raw[window], label="raw")
+        ax.plot(steps, corrected[window], label="corrected")
+    for ax in (factors, first_moment, second_moment):
+        ax.legend(fontsize=7)
+    return Drawing(fig, html_table(summary_rows(result, first, last)))
+
+
+def summary_rows(result: dict[str, torch.Tensor], first: int, last: int) -> list[dict[str, object]]:
+    """The numbers at the two ends of the range, rounded for display."""
+    rows = []
+    for t in (first, last):
+        at = {name: values[t - 1].item() for name, values in result.items()}
+        rows.append(
+            {
+                "step": t,
+                "1/(1-beta1^t)": round(at["factor1"], 3),
+                "m": round(at["m"], 3),
+                "m_hat": round(at["m_hat"], 3),
+                "sqrt(v)": round(at["v"] ** 0.5, 3),
+                "sqrt(v_hat)": round(at["v_hat"] ** 0.5, 3),
+            }
+        )
+    return rows
+
+
+def bias_correction_widget() -> Panel:
+    """Sliders for beta1, beta2 and the step range; redraws on every change."""
+    controls = {
+        "beta1": widgets.FloatSlider(value=0.9, min=0.0, max=1.0, step=0.01, description="beta1"),
+        "beta2": widgets.FloatSlider(
+            value=0.999, min=0.0, max=1.0, step=0.001, description="beta2", readout_format=".3f"
+        ),
+        "step_range": widgets.IntRangeSlider(
+            value=(1, 100), min=1, max=MAX_STEPS, description="steps"
+        ),
+    }
+    return Panel(controls, draw, title="Bias correction: why Adam divides by 1 - beta**t")

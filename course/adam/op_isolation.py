@@ -1,0 +1,170 @@
+"""Adam's four in-place ops, each tested alone on the emulated device: the story's table.
+
+Why alone: "Adam does not update the encoder" has many suspects; one op at a time, with the
+output's layout as the only variable, names the culprits. Each test starts the output at
+*non-zero* values, because a result of zero cannot tell "writes zeros" from "writes nothing"
+(Adam's exp_avg_sq starts at zero, which is why the story's first clue was ambiguous). The
+timing shows that the broken calls still do the work: their result just never arrives.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import torch
+
+from course import emps
+from course.errors import require_choice
+
+# Each op as Adam's single-tensor step calls it (see course.adam.scratch.adam_step).
+OP_CALLS: dict[str, Callable[[torch.Tensor, torch.Tensor, torch.Tensor], object]] = {
+    "lerp_": lambda out, grad, denom: out.lerp_(grad, 0.1),
+    "mul_": lambda out, grad, denom: out.mul_(0.999),
+    "addcmul_": lambda out, grad, denom: out.addcmul_(grad, grad, value=0.001),
+    "addcdiv_": lambda out, grad, denom: out.addcdiv_(grad, denom, value=-0.001),
+}
+OPS = tuple(OP_CALLS)
+LAYOUTS = ("contiguous", "transposed")
+STARTS = ("non-zero", "zeros")
+
+
+@dataclass(frozen=True)
+class Isolation:
+    """One op run once on the emulated device, compared with the same op on the CPU."""
+
+    op: str
+    output_layout: str
+    input_layout: str
+    start: str
+    verdict: str  # "updates", "unchanged", "stays 0 (zeros or nothing?)", "writes zeros", "wrong"
+    temporaries: int  # contiguous copies the emulated kernel made
+    lost_write: bool  # the kernel computed a result that never reached the output
+
+
+def laid_out(values: torch.Tensor, layout: str) -> torch.Tensor:
+    """The same values in a contiguous or a transposed (stride (1, rows)) layout."""
+    require_choice("layout", layout, LAYOUTS)
+    return values.clone() if layout == "contiguous" else values.T.contiguous().T
+
+
+def classify(result: torch.Tensor, before: torch.Tensor, expected: torch.Tensor) -> str:
+    """Name what the op did, from values only (the order of the tests matters)."""
+    if torch.equal(result, expected):
+        return "updates"
+    if torch.equal(result, before):
+        return "stays 0 (zeros or nothing?)" if not before.any() else "unchanged"
+    if not result.any():
+        return "writes zeros"
+    return "wrong"
+
+
+def isolate(
+    op: str,
+    output_layout: str = "transposed",
+    input_layout: str = "contiguous",
+    start: str = "non-zero",
+    profile: str | emps.Profile = emps.DEFAULT_PROFILE,
+    shape: tuple[int, int] = (6, 4),
+    seed: int = 0,
+) -> Isolation:
+    """Run one op on the emulated device and say what reached its output."""
+    require_choice("op", op, OPS)
+    require_choice("start", start, STARTS)
+    gen = torch.Generator().manual_seed(seed)
+    initial = torch.randn(shape, generator=gen) if start == "non-zero" else torch.zeros(shape)
+    grad = laid_out(torch.randn(shape, generator=gen), input_layout)
+    denom = laid_out(torch.rand(shape, generator=gen) + 0.5, input_layout)
+    expected = initial.clone()
+    OP_CALLS[op](expected, grad, denom)  # the CPU's answer
+    out = laid_out(initial, output_layout).to(emps.DEVICE)
+    with emps.use_profile(profile), emps.record() as log:
+        OP_CALLS[op](out, grad.to(emps.DEVICE), denom.to(emps.DEVICE))
+    event = log.events[-1]
+    verdict = classify(out.cpu(), initial, expected)
+    return Isolation(
+        op, output_layout, input_layout, start, verdict, event.temporaries, event.lost_write
+    )
+
+
+def isolation_table(profile: str | emps.Profile = emps.DEFAULT_PROFILE) -> list[dict[str, object]]:
+    """The story's table: each op with one thing non-contiguous at a time."""
+    columns = {
+        "contiguous output": ("contiguous", "contiguous", "non-zero"),
+        "non-contiguous inputs": ("contiguous", "transposed", "non-zero"),
+        "non-contiguous output, from 0": ("transposed", "contiguous", "zeros"),
+        "non-contiguous output, from non-zero": ("transposed", "contiguous", "non-zero"),
+    }
+    rows = []
+    for op in OPS:
+        row: dict[str, object] = {"op": op}
+        for title, (output_layout, input_layout, start) in columns.items():
+            row[title] = isolate(op, output_layout, input_layout, start, profile).verdict
+        last = isolate(op, "transposed", profile=profile)
+        row["result lost in a temporary"] = "yes" if last.lost_write else "no"
+        rows.append(row)
+    return rows
+
+
+VERDICT_COLOURS = {
+    "updates": "#d6f5d6",
+    "unchanged": "#ffd6d6",
+    "stays 0 (zeros or nothing?)": "#fff0c2",
+    "writes zeros": "#ffd6d6",
+    "wrong": "#ffd6d6",
+    "yes": "#ffd6d6",
+}
+
+
+@dataclass(frozen=True)
+class Timing:
+    """Fastest kernel time of one op (the least disturbed by other load), by output layout."""
+
+    op: str
+    contiguous_ms: float
+    transposed_ms: float
+    transposed_lost: bool
+
+    @property
+    def ratio(self) -> float:
+        """How much longer the non-contiguous call took."""
+        return self.transposed_ms / self.contiguous_ms
+
+
+def time_op(
+    op: str,
+    shape: tuple[int, int] = (1536, 384),
+    repeats: int = 15,
+    profile: str | emps.Profile = emps.DEFAULT_PROFILE,
+) -> Timing:
+    """Time one op on the story's encoder shape, with the emulated kernel's own clock."""
+    require_choice("op", op, OPS)
+    gen = torch.Generator().manual_seed(0)
+    grad = torch.randn(shape, generator=gen).to(emps.DEVICE)
+    denom = (torch.rand(shape, generator=gen) + 0.5).to(emps.DEVICE)
+    fastest, lost = {}, False
+    for layout in LAYOUTS:
+        out = laid_out(torch.randn(shape, generator=gen), layout).to(emps.DEVICE)
+        with emps.use_profile(profile), emps.record() as log:
+            for _ in range(repeats):
+                OP_CALLS[op](out, grad, denom)
+        fastest[layout] = min(e.seconds for e in log.events) * 1e3
+        lost = any(e.lost_write for e in log.events)
+    return Timing(op, fastest["contiguous"], fastest["transposed"], lost)
+
+
+def timing_rows(repeats: int = 15) -> list[dict[str, object]]:
+    """Contiguous vs non-contiguous kernel times for all four ops (machine-dependent numbers)."""
+    rows = []
+    for op in OPS:
+        t = time_op(op, repeats=repeats)
+        rows.append(
+            {
+                "op": op,
+                "contiguous (ms)": round(t.contiguous_ms, 3),
+                "non-contiguous (ms)": round(t.transposed_ms, 3),
+                "ratio": round(t.ratio, 2),
+                "result lost": t.transposed_lost,
+            }
+        )
+    return rows

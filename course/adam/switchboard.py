@@ -1,0 +1,200 @@
+"""The per-op bug switchboard: break addcmul_ and addcdiv_ independently and watch training.
+
+Why: the story's paradox ("exp_avg_sq is 0, so the update should be enormous, yet nothing
+moves") dissolves once you see that *two* ops drop their writes. Flipping them one at a time on
+the emulated device gives four outcomes: no bug trains; a broken addcmul_ alone explodes (the
+second moment stays 0, so the step is lr * m / (0 + eps)); a broken addcdiv_ alone freezes the
+encoder; both together freeze it with exp_avg_sq = 0: the second bug masked the first.
+
+`outcomes()` computes all four as data (tests and the notebook's checked table use it);
+`switchboard()` is the widget, which reruns a case when its button is pressed.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import ipywidgets as widgets
+from matplotlib.figure import Figure
+
+from course import emps
+from course.errors import CourseError
+from course.story import plateau
+from course.ui import Drawing, Panel, html_table
+
+BASE_PROFILE = "2.2.1-macos14"
+# Small on purpose: each case trains in about a second on 2 cores, and the outcome is decided
+# by the first step. Passed explicitly so the lead's tuning of plateau's defaults cannot move it.
+RUN = {"steps": 12, "lr": 1e-3, "batch_size": 64}
+EXPLODE_FACTOR = 100  # Adam moves each weight by about lr per step; 100x that is an explosion
+
+
+@dataclass(frozen=True)
+class Case:
+    """One switchboard setting: which kernel families drop writes, and why the outcome follows."""
+
+    label: str
+    broken: frozenset[str]
+    why: str
+
+
+CASES: tuple[Case, ...] = (
+    Case(
+        "no bug",
+        frozenset(),
+        "every op writes its result, so Adam updates the encoder by about lr per step",
+    ),
+    Case(
+        "addcmul_ only",
+        frozenset({"addcmul"}),
+        "addcmul_ never writes exp_avg_sq, so it stays 0 and the step is lr * m / (sqrt(0) + eps)"
+        " = lr * m / 1e-8; addcdiv_ works, so that enormous step lands",
+    ),
+    Case(
+        "addcdiv_ only",
+        frozenset({"addcdiv"}),
+        "exp_avg_sq is fine, but addcdiv_ computes the update and drops it, so the encoder never "
+        "moves",
+    ),
+    Case(
+        "both",
+        frozenset({"addcmul", "addcdiv"}),
+        "exp_avg_sq stays 0 (the enormous step is computed) but addcdiv_ drops it: frozen, with "
+        "exp_avg_sq = 0. The second bug masked the first: the story's case",
+    ),
+)
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """What one case did to the story's SAE (transposed encoder) on the emulated device."""
+
+    case: Case
+    verdict: str  # "trains", "explodes" or "frozen"
+    loss: tuple[float, ...]
+    encoder_change: tuple[float, ...]  # max |W - W0| after each step
+    encoder_exp_avg_sq_max: float
+    encoder_frozen: bool
+    lr: float
+
+    def as_row(self) -> dict[str, object]:
+        """A row for the side-by-side table, rounded so it reads the same on every machine."""
+        return {
+            "case": self.case.label,
+            "outcome": self.verdict,
+            "encoder change after step 1": _sci(self.encoder_change[0]),
+            "encoder frozen (bitwise)": self.encoder_frozen,
+            "max encoder exp_avg_sq": _sci(self.encoder_exp_avg_sq_max),
+            "loss: first -> last": f"{self.loss[0]:.3g} -> {self.loss[-1]:.3g}",
+        }
+
+
+def _sci(value: float) -> str:
+    return f"{value:.2g}" if math.isfinite(value) else str(value)
+
+
+def classify(change: tuple[float, ...], frozen: bool, lr: float) -> str:
+    """Name the outcome from measurements: frozen is bitwise, exploding is >> lr per step."""
+    if frozen:
+        return "frozen"
+    if not all(math.isfinite(c) for c in change) or change[0] > EXPLODE_FACTOR * lr:
+        return "explodes"
+    return "trains"
+
+
+def find_case(addcmul_broken: bool, addcdiv_broken: bool) -> Case:
+    """The case for a pair of toggles."""
+    broken = {f for f, on in (("addcmul", addcmul_broken), ("addcdiv", addcdiv_broken)) if on}
+    return next(case for case in CASES if case.broken == frozenset(broken))
+
+
+_RUNS: dict[tuple[str, int, float, int], Outcome] = {}
+
+
+def run_case(
+    case: Case,
+    steps: int = RUN["steps"],
+    lr: float = RUN["lr"],
+    batch_size: int = RUN["batch_size"],
+) -> Outcome:
+    """Train the story's SAE once with exactly `case.broken` failing (cached: same inputs, same
+    result, so the widget and the checker never retrain what the notebook already ran)."""
+    if not isinstance(steps, int) or not 1 <= steps <= 200:
+        raise CourseError(f"steps={steps!r}: choose an integer from 1 to 200 (a few seconds each)")
+    key = (case.label, steps, lr, batch_size)
+    if key not in _RUNS:
+        _RUNS[key] = _train(case, steps, lr, batch_size)
+    return _RUNS[key]
+
+
+def _train(case: Case, steps: int, lr: float, batch_size: int) -> Outcome:
+    name = f"switchboard:{case.label}"
+    profile = emps.get_profile(BASE_PROFILE).with_broken(case.broken, name=name)
+    result = plateau.run(
+        backend=emps.Backend(profile), init="transposed", steps=steps, lr=lr, batch_size=batch_size
+    )
+    history = result.history
+    change = tuple(history.change["encoder.weight"])
+    frozen = history.frozen["encoder.weight"]
+    return Outcome(
+        case,
+        classify(change, frozen, lr),
+        tuple(history.loss),
+        change,
+        history.exp_avg_sq_max["encoder.weight"],
+        frozen,
+        lr,
+    )
+
+
+def outcomes(
+    steps: int = RUN["steps"], lr: float = RUN["lr"], batch_size: int = RUN["batch_size"]
+) -> list[Outcome]:
+    """All four cases, in the order of CASES."""
+    return [run_case(case, steps, lr, batch_size) for case in CASES]
+
+
+def outcome_table(results: list[Outcome]) -> str:
+    """The four outcomes as an HTML table, coloured by verdict."""
+    colours = {"trains": "#d6f5d6", "explodes": "#ffd6d6", "frozen": "#dde6ff"}
+    return html_table([o.as_row() for o in results], colours)
+
+
+def outcome_figure(results: list[Outcome], highlight: str | None = None) -> Figure:
+    """One panel per case, side by side: how far the encoder moved after each step (log scale)."""
+    fig = Figure(figsize=(3.2 * len(results), 2.6), layout="constrained")
+    axes = fig.subplots(1, len(results), sharey=True)
+    for ax, outcome in zip(axes, results, strict=True):
+        change = [c if math.isfinite(c) else float("nan") for c in outcome.encoder_change]
+        shown = [max(c, 1e-12) for c in change]  # frozen = exactly 0, drawn at the floor
+        ax.semilogy(range(1, len(shown) + 1), shown, marker=".")
+        ax.axhline(EXPLODE_FACTOR * outcome.lr, color="grey", lw=0.8, ls="--")
+        bold = "bold" if outcome.case.label == highlight else "normal"
+        ax.set_title(f"{outcome.case.label}: {outcome.verdict}", fontsize=9, fontweight=bold)
+        ax.set_xlabel("step")
+    axes[0].set_ylabel("max |encoder - initial|")
+    fig.suptitle("dashed: 100 x lr (above: an explosion); frozen: at the floor", fontsize=8)
+    return fig
+
+
+def switchboard() -> Panel:
+    """The widget: two toggles and a Run button; the chosen case beside every case run so far."""
+    controls = {
+        "addcmul_broken": widgets.Checkbox(value=True, description="addcmul_ drops writes"),
+        "addcdiv_broken": widgets.Checkbox(value=True, description="addcdiv_ drops writes"),
+        "steps": widgets.IntSlider(value=RUN["steps"], min=1, max=60, description="steps"),
+    }
+
+    def draw(addcmul_broken: bool, addcdiv_broken: bool, steps: int) -> Drawing:
+        chosen = run_case(find_case(addcmul_broken, addcdiv_broken), steps)
+        keys = [(c.label, steps, RUN["lr"], RUN["batch_size"]) for c in CASES]
+        shown = [_RUNS[key] for key in keys if key in _RUNS]
+        note = (
+            f"<p><b>{chosen.case.label}</b> {chosen.verdict}: {chosen.case.why}.</p>"
+            f"<p>{len(shown)} of 4 cases run at {steps} steps; flip the toggles and press Run "
+            "to fill in the rest.</p>"
+        )
+        return Drawing(outcome_figure(shown, chosen.case.label), note + outcome_table(shown))
+
+    return Panel(controls, draw, title="Per-op bug switchboard (emulated MPS)", button="Run")

@@ -1,0 +1,88 @@
+"""The auditor's results, summarised: flagged ops, counts, tables and a picture per device.
+
+Pure functions of a list of `AuditResult`s, so the CLI, the widget and the notebooks all show
+the same numbers.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Sequence
+
+from matplotlib.figure import Figure
+
+from course.audit.judge import VERDICTS, AuditResult
+
+
+def flagged_ops(results: Sequence[AuditResult]) -> set[str]:
+    """The ops (overload names dropped) with at least one silent-no-write or wrong-values result."""
+    return {r.op.split(".")[0] for r in results if r.flagged}
+
+
+def summary(results: Sequence[AuditResult]) -> dict[str, object]:
+    """Counts per verdict, the number of ops covered, and the flagged ops."""
+    counts = Counter(r.verdict for r in results)
+    covered = {r.op for r in results if r.verdict != "skipped"}
+    return {
+        "results": len(results),
+        "ops_run": len(covered),
+        **{v: counts.get(v, 0) for v in VERDICTS},
+        "flagged": sorted(flagged_ops(results)),
+    }
+
+
+def table_rows(results: Sequence[AuditResult], only_findings: bool = True) -> list[dict[str, str]]:
+    """Rows for a table: by default only what is not `ok` (the interesting part)."""
+    return [
+        {"op": r.op, "layout": r.layout, "verdict": r.verdict, "dtype": r.dtype, "detail": r.detail}
+        for r in results
+        if not only_findings or r.verdict != "ok"
+    ]
+
+
+def text_table(results: Sequence[AuditResult], only_findings: bool = True) -> str:
+    """A fixed-width text table of results (what the CLI prints)."""
+    rows = table_rows(results, only_findings)
+    if not rows:
+        return "(every result is ok)"
+    widths = {k: max(len(k), *(len(row[k]) for row in rows)) for k in ("op", "layout", "verdict")}
+    lines = [
+        f"{'op':<{widths['op']}}  {'layout':<{widths['layout']}}  "
+        f"{'verdict':<{widths['verdict']}}  detail"
+    ]
+    lines += [
+        f"{row['op']:<{widths['op']}}  {row['layout']:<{widths['layout']}}  "
+        f"{row['verdict']:<{widths['verdict']}}  {row['detail']}"
+        for row in rows
+    ]
+    return "\n".join(lines)
+
+
+def summary_line(device: str, counts: dict[str, object]) -> str:
+    verdicts = ", ".join(f"{counts[v]} {v}" for v in VERDICTS)
+    flagged = ", ".join(counts["flagged"]) or "none"
+    return (
+        f"{device}: {counts['ops_run']} ops run, {counts['results']} results ({verdicts}); "
+        f"flagged: {flagged}"
+    )
+
+
+def flagged_figure(results_by_device: dict[str, Sequence[AuditResult]]) -> Figure:
+    """A grid: ops flagged anywhere (rows) by device (columns), shaded by broken layouts."""
+    ops = sorted(set().union(*(flagged_ops(r) for r in results_by_device.values()))) or ["(none)"]
+    grid = [
+        [
+            sum(r.flagged and r.op.split(".")[0] == op for r in results)
+            for results in results_by_device.values()
+        ]
+        for op in ops
+    ]  # (ops, devices)
+    fig = Figure(figsize=(1.6 + 1.3 * len(results_by_device), 0.9 + 0.3 * len(ops)))
+    ax = fig.add_subplot()
+    image = ax.imshow(grid, cmap="Reds", vmin=0, aspect="auto")
+    ax.set_xticks(range(len(results_by_device)), list(results_by_device), rotation=20, fontsize=8)
+    ax.set_yticks(range(len(ops)), ops, fontsize=8)
+    fig.colorbar(image, ax=ax, label="(overload, layout) pairs flagged")
+    ax.set_title("Where writes to non-contiguous outputs go wrong", fontsize=9)
+    fig.tight_layout()
+    return fig

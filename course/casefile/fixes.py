@@ -1,0 +1,56 @@
+"""Case closed: the story's SAE fixed three ways, each beside the broken run.
+
+The bug needs two things at once: a non-contiguous parameter and a kernel that drops writes to
+non-contiguous outputs. Remove either and Adam works again, so there are three fixes: make the
+parameter contiguous at init, upgrade torch (the emulated 2.4 profile fixes addcmul_/addcdiv_),
+or upgrade macOS (the macOS 15 profile needs no temporaries at all).
+"""
+
+from __future__ import annotations
+
+from course import emps
+from course.story.plateau import Run, run
+
+# label -> (profile, init): the broken run first, then one change at a time
+SCENARIOS = {
+    "broken (2.2.1, transposed init)": (emps.DEFAULT_PROFILE, "transposed"),
+    "fix 1: contiguous init": (emps.DEFAULT_PROFILE, "contiguous"),
+    "fix 2: torch 2.4": ("2.4-macos14", "transposed"),
+    "fix 3: macOS 15": ("macos15", "transposed"),
+}
+
+
+def fix_three_ways(**train_kwargs) -> dict[str, Run]:
+    """Train the broken configuration and the three fixes (same data, seed and steps)."""
+    return {
+        label: run(profile, init, **train_kwargs) for label, (profile, init) in SCENARIOS.items()
+    }
+
+
+def outcome_rows(runs: dict[str, Run]) -> list[dict[str, object]]:
+    """Per run: did the encoder move, did Adam's second moment grow, did the loss beat broken?"""
+    baseline = next(iter(runs.values())).history.final_loss
+    rows = []
+    for label, one in runs.items():
+        s = one.summary()
+        rows.append(
+            {
+                "run": label,
+                "encoder frozen": s["encoder_frozen"],
+                "encoder exp_avg_sq > 0": (s["encoder_max_exp_avg_sq"] or 0) > 0,
+                "final loss < broken's": s["final_loss"] < baseline,
+            }
+        )
+    return rows
+
+
+def outcome_text(runs: dict[str, Run]) -> str:
+    """The outcome rows as fixed-width text (deterministic: booleans only)."""
+    rows = outcome_rows(runs)
+    keys = list(rows[0])
+    width = max(len(row["run"]) for row in rows)
+    lines = [f"{keys[0]:<{width}}  " + "  ".join(keys[1:])]
+    for row in rows:
+        cells = [f"{str(row[k]):<{len(k)}}" for k in keys[1:]]
+        lines.append(f"{row['run']:<{width}}  " + "  ".join(cells))
+    return "\n".join(lines)

@@ -1,0 +1,145 @@
+"""The dispatch explorer: an op's registry entry beside its live dispatch table, and its path.
+
+Type an operator name (completion comes from native_functions.yaml) and pick a kind of tensor;
+the widget shows what the registry *declares* for the op, what the dispatcher *has* registered in
+this process right now, and, drawn as a diagram, the kernels a call really runs: the Python
+binding, then each dispatch key from highest priority down to the kernel that computes.
+"""
+
+from __future__ import annotations
+
+import html
+from collections.abc import Callable
+
+import ipywidgets as widgets
+import torch
+from matplotlib.figure import Figure
+
+from course import emps
+from course.dispatch.registry import RegistryEntry, backend_kernel, lookup, op_names
+from course.dispatch.tables import Step, call_path, kernel_rows, registered_kernels
+from course.errors import CourseError, require_choice
+from course.ui import Drawing, Panel, html_table
+
+# The kinds of tensor a learner can send the call to (each built fresh, 2x3 float32).
+SAMPLES: dict[str, Callable[[], torch.Tensor]] = {
+    "CPU tensor": lambda: torch.zeros(2, 3),
+    "CPU tensor, requires_grad": lambda: torch.zeros(2, 3, requires_grad=True),
+    "emps tensor (emulated MPS)": lambda: torch.zeros(2, 3, device=emps.DEVICE),
+    "meta tensor (shapes only)": lambda: torch.zeros(2, 3, device="meta"),
+}
+_BOX = {"binding": "#e8eef8", "layer": "#f4f4f4", "final": "#d8f0d8"}
+
+
+def sample_tensor(kind: str) -> torch.Tensor:
+    """A fresh tensor of one of the SAMPLES kinds."""
+    require_choice("tensor", kind, SAMPLES)
+    return SAMPLES[kind]()
+
+
+def binding_name(entry: RegistryEntry) -> str:
+    """The Python name a learner calls, and whether Python source exists for it."""
+    base = entry.base
+    if "method" in entry.variants and hasattr(torch.Tensor, base):
+        target, label = getattr(torch.Tensor, base), f"Tensor.{base}"
+    elif hasattr(torch, base):
+        target, label = getattr(torch, base), f"torch.{base}"
+    else:
+        return f"torch.ops.aten.{entry.name}"
+    built_in = not hasattr(target, "__code__")  # C++ bindings have no Python code object
+    return f"{label} ({'generated C++ binding' if built_in else 'Python function'})"
+
+
+def final_note(entry: RegistryEntry, step: Step, tensor: torch.Tensor) -> str:
+    """What the last step runs, in the registry's words (or the subclass's, for Python)."""
+    if step.key == "Python":
+        return f"{type(tensor).__name__}.__torch_dispatch__ (Python)"
+    try:
+        shared = f" (the {entry.structured_delegate} kernel)" if entry.structured_delegate else ""
+        return f"registry: {backend_kernel(entry.name, step.key)}{shared}"
+    except CourseError:  # a backend the registry does not name (a Python override, say)
+        return f"{step.kernel.language} kernel in {step.kernel.file}"
+
+
+def path_figure(entry: RegistryEntry, steps: list[Step], tensor: torch.Tensor) -> Figure:
+    """Boxes from the Python binding down to the computing kernel, one per dispatch key."""
+    labels = [
+        (binding_name(entry), "Python binding: parses arguments, calls the dispatcher", "binding")
+    ]
+    for index, step in enumerate(steps):
+        last = index == len(steps) - 1
+        detail = final_note(entry, step, tensor) if last else step.role
+        labels.append(
+            (
+                f"{step.key}  [{step.kernel.kind}, {step.kernel.file}]",
+                detail,
+                "final" if last else "layer",
+            )
+        )
+    fig = Figure(figsize=(7.5, 0.85 * len(labels) + 0.3))
+    ax = fig.add_axes((0, 0, 1, 1))
+    ax.set_xlim(0, 1)
+    ax.set_ylim(-len(labels) + 0.4, 0.6)
+    ax.axis("off")
+    for row, (title, detail, style) in enumerate(labels):
+        y = -row
+        ax.text(
+            0.5,
+            y + 0.1,
+            title,
+            ha="center",
+            va="center",
+            fontsize=9,
+            weight="bold",
+            bbox={"boxstyle": "round,pad=0.4", "fc": _BOX[style], "ec": "#555555"},
+        )
+        ax.text(0.5, y - 0.22, detail, ha="center", va="center", fontsize=8, color="#333333")
+        if row:
+            ax.annotate(
+                "",
+                xy=(0.5, y + 0.32),
+                xytext=(0.5, y + 0.62),
+                arrowprops={"arrowstyle": "->", "color": "#555555"},
+            )
+    return fig
+
+
+def explorer_html(entry: RegistryEntry) -> str:
+    """The registry entry (and its structured delegate) beside the live registered kernels."""
+    registry = html_table(entry.as_rows())
+    if entry.structured_delegate:
+        delegate = lookup(entry.structured_delegate)
+        registry += f"<p>kernel shared with <code>{delegate.name}</code>:</p>"
+        registry += html_table(delegate.as_rows())
+    live = html_table(kernel_rows(registered_kernels(entry.name)))
+    column = "<div style='flex:1;min-width:320px'><h4>{}</h4>{}</div>"
+    return (
+        "<div style='display:flex;gap:16px;flex-wrap:wrap'>"
+        + column.format("Registry: native_functions.yaml", registry)
+        + column.format(f"Live: {html.escape(entry.qualified)} in this process", live)
+        + "</div>"
+    )
+
+
+def draw_explorer(op: str, tensor: str) -> Drawing:
+    """One explorer view: raises CourseError (shown in the widget) for unknown names."""
+    entry = lookup(op)
+    sample = sample_tensor(tensor)
+    steps = call_path(entry.name, sample)
+    return Drawing(figure=path_figure(entry, steps, sample), html=explorer_html(entry))
+
+
+def dispatch_explorer(op: str = "addcmul_", tensor: str = "CPU tensor, requires_grad") -> Panel:
+    """The widget: an op name (with completion) and a tensor kind; redraws on change."""
+    controls = {
+        "op": widgets.Combobox(
+            value=op,
+            options=op_names(),
+            ensure_option=False,
+            continuous_update=False,
+            description="op",
+            placeholder="an aten op, e.g. addcmul_",
+        ),
+        "tensor": widgets.Dropdown(options=list(SAMPLES), value=tensor, description="tensor"),
+    }
+    return Panel(controls, draw_explorer, title="Dispatch explorer: from a Python call to a kernel")

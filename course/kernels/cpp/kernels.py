@@ -1,0 +1,157 @@
+"""The three compiled addcmul_ kernels from Python: run them, model them, check them against torch.
+
+`naive_model` is the naive C++ kernel re-told in Python, memory slot by memory slot: it predicts
+the scrambled result without a compiler (the exercise "07.predict_scramble" uses it) and it is
+the oracle the tests hold the compiled naive kernel to.
+"""
+
+from __future__ import annotations
+
+import re
+
+import torch
+from matplotlib.figure import Figure
+
+from course.errors import CourseError, require_choice
+from course.kernels.cpp.build import NAMESPACE, SOURCE_DIR, op, sources
+from course.ui import html_table
+
+KERNEL_NAMES = ("naive", "strided", "iterator")
+LAYOUTS = ("contiguous", "transposed", "sliced")
+MATCH_COLOURS = {"no": "#f4c7c3", "yes": "#d4edda"}
+
+
+def make_output(
+    shape: tuple[int, ...], layout: str, gen: torch.Generator | None = None
+) -> torch.Tensor:
+    """A random tensor of logical `shape` stored in `layout` (contiguous/transposed/sliced)."""
+    require_choice("layout", layout, LAYOUTS)
+    if layout == "transposed":  # dims stored in reverse order, as `.T` of a contiguous tensor
+        return torch.randn(shape[::-1], generator=gen).permute(*reversed(range(len(shape))))
+    if layout == "sliced":  # every other element of a twice-as-wide tensor
+        wide = torch.randn(*shape[:-1], 2 * shape[-1], generator=gen)
+        return wide[..., ::2]
+    return torch.randn(shape, generator=gen)
+
+
+def _memory(t: torch.Tensor, n: int) -> torch.Tensor:
+    """The first n elements of t's memory, from its first element on, ignoring its strides."""
+    return t.as_strided((n,), (1,), t.storage_offset())
+
+
+def naive_model(
+    out: torch.Tensor, t1: torch.Tensor, t2: torch.Tensor, value: float = 1.0
+) -> torch.Tensor:
+    """What the naive kernel leaves in a copy of `out`: slot i += value * t1[i] * t2[i]."""
+    n = out.numel()
+    slots = out.untyped_storage().nbytes() // out.element_size()
+    storage = torch.as_strided(out, (slots,), (1,), 0).clone()  # a private copy of out's memory
+    storage[out.storage_offset() : out.storage_offset() + n] += (
+        value * _memory(t1, n) * _memory(t2, n)
+    )
+    return storage.as_strided(out.shape, out.stride(), out.storage_offset())
+
+
+def apply(
+    kernel: str, out: torch.Tensor, t1: torch.Tensor, t2: torch.Tensor, value: float = 1.0
+) -> torch.Tensor:
+    """Run a kernel ("native" = torch's addcmul_, or a compiled one) on a copy of `out`."""
+    require_choice("kernel", kernel, ("native", *KERNEL_NAMES))
+    result = torch.empty_strided(out.shape, out.stride(), dtype=out.dtype)
+    result.copy_(out)
+    if kernel == "native":
+        return result.addcmul_(t1, t2, value=value)
+    return op(kernel)(result, t1, t2, value=value)
+
+
+def scramble_inputs(
+    rows: int = 3, cols: int = 4
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """A zero transposed (rows, cols) output, t1 = 0, 1, 2, ... in reading order, t2 = ones."""
+    out = torch.zeros(cols, rows).t()
+    return out, torch.arange(float(rows * cols)).reshape(rows, cols), torch.ones(rows, cols)
+
+
+def scramble_figure(rows: int = 3, cols: int = 4, kernel: str = "naive") -> Figure:
+    """torch's result beside a kernel's, on the scramble inputs, each cell labelled."""
+    out, t1, t2 = scramble_inputs(rows, cols)
+    fig = Figure(figsize=(7, 2.8), layout="constrained")
+    panels = (
+        ("torch addcmul_ (right)", apply("native", out, t1, t2)),
+        (f"{kernel} kernel", apply(kernel, out, t1, t2)),
+    )
+    for ax, (title, result) in zip(fig.subplots(1, 2), panels, strict=True):
+        ax.imshow(result.numpy(), cmap="viridis")
+        for (r, c), v in ((rc, result[rc].item()) for rc in _cells(rows, cols)):
+            ax.text(c, r, f"{v:.0f}", ha="center", va="center", color="white")
+        ax.set(title=title, xticks=[], yticks=[])
+    fig.suptitle(
+        f"out = zeros({rows}, {cols}) stored transposed;  out.addcmul_(0..{rows * cols - 1}, 1)"
+    )
+    return fig
+
+
+def _cells(rows: int, cols: int):
+    return ((r, c) for r in range(rows) for c in range(cols))
+
+
+def correctness_rows(shape: tuple[int, ...] = (64, 48), seed: int = 0) -> list[dict[str, object]]:
+    """Each compiled kernel vs torch on each output layout: right or not, and the max error."""
+    gen = torch.Generator().manual_seed(seed)
+    t1, t2 = torch.randn(shape, generator=gen), torch.randn(shape, generator=gen)
+    rows = []
+    for layout in LAYOUTS:
+        out = make_output(shape, layout, gen)
+        expected = apply("native", out, t1, t2, value=0.5)
+        for kernel in KERNEL_NAMES:
+            error = (apply(kernel, out, t1, t2, value=0.5) - expected).abs().max().item()
+            rows.append(
+                {
+                    "kernel": kernel,
+                    "output layout": layout,
+                    "stride": tuple(out.stride()),
+                    "matches torch": "yes" if error < 1e-5 else "no",
+                    "max error": round(error, 3),
+                }
+            )
+    return rows
+
+
+def correctness_table(shape: tuple[int, ...] = (64, 48)) -> str:
+    """`correctness_rows` as an HTML table (wrong results in red)."""
+    return html_table(correctness_rows(shape), MATCH_COLOURS)
+
+
+def cpp_source(kernel: str) -> str:
+    """One kernel's C++ code, cut from the shipped .cpp file at its `// ---- kernel` marker."""
+    require_choice("kernel", kernel, KERNEL_NAMES)
+    text = "\n".join(path.read_text() for path in sources())
+    pieces = re.split(r"^// ---- kernel \d+: (\w+) ----$", text, flags=re.M)
+    found = dict(zip(pieces[1::2], pieces[2::2], strict=True))
+    if kernel not in found:
+        raise CourseError(f"no '// ---- kernel N: {kernel} ----' marker in {SOURCE_DIR}/*.cpp")
+    body = found[kernel].split("\n}  // namespace")[
+        0
+    ]  # the last kernel runs up to the namespace end
+    return f"// kernel: {kernel}{body.rstrip()}\n"
+
+
+def dispatcher_entry(kernel: str) -> dict[str, object]:
+    """The dispatcher's record of a compiled op: its schema, the keys with a kernel, the dump."""
+    require_choice("kernel", kernel, KERNEL_NAMES)
+    op(kernel)
+    dump = torch._C._dispatch_dump(f"{NAMESPACE}::addcmul_{kernel}_")
+    lines = dump.splitlines()
+    schema = next(
+        (line.removeprefix("schema: ") for line in lines if line.startswith("schema:")), ""
+    )
+    keys = [
+        line.split(":")[0]
+        for line in lines
+        if ": registered at" in line and not line.startswith("debug")
+    ]
+    if not schema:
+        raise CourseError(
+            f"torch's dispatcher dump for {kernel} has no 'schema:' line; did it change?"
+        )
+    return {"schema": schema, "keys": keys, "dump": dump}

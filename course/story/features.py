@@ -1,0 +1,51 @@
+"""Did the SAE learn the features it was meant to find? Ground truth from the synthetic data.
+
+`course.story.data.make_data` builds every sample from known unit directions (`.features`). An SAE
+that works should end up with decoder columns pointing along them; so for each true feature we
+take the best cosine similarity over all decoder columns. A frozen encoder (the bug) leaves the
+model unable to pick directions out; a fixed model recovers most of them.
+"""
+
+from __future__ import annotations
+
+import torch
+from matplotlib.figure import Figure
+
+from course.errors import CourseError
+
+
+def best_cosines(decoder_weight: torch.Tensor, features: torch.Tensor) -> torch.Tensor:
+    """For each true feature (row of `features`), the best |cosine| with any decoder column."""
+    if decoder_weight.shape[0] != features.shape[1]:
+        raise CourseError(
+            f"decoder weight {list(decoder_weight.shape)} needs d_model rows to match "
+            f"features {list(features.shape)} (n_true, d_model)"
+        )
+    columns = decoder_weight.detach().cpu().float()  # (d_model, n_features)
+    columns = columns / columns.norm(dim=0, keepdim=True).clamp_min(1e-12)
+    rows = features / features.norm(dim=1, keepdim=True)  # (n_true, d_model)
+    return (rows @ columns).abs().max(dim=1).values  # (n_true,)
+
+
+def recovered(cosines: torch.Tensor, threshold: float = 0.8) -> float:
+    """The fraction of true features found by some decoder column with |cosine| >= threshold."""
+    return (cosines >= threshold).double().mean().item()
+
+
+def recovery_figure(cosines: dict[str, torch.Tensor], threshold: float = 0.8) -> Figure:
+    """Histograms of the best cosine per true feature, per model: recovered ones pile up at 1."""
+    fig = Figure(figsize=(7, 3.2))
+    ax = fig.add_subplot()
+    bins = torch.linspace(0, 1, 41).tolist()
+    for label, values in cosines.items():
+        share = recovered(values, threshold)
+        ax.hist(values.tolist(), bins=bins, alpha=0.6, label=f"{label}: {share:.0%} recovered")
+    ax.axvline(threshold, color="grey", linestyle="--", linewidth=1)
+    ax.set(
+        xlabel="best |cosine| with a decoder column",
+        ylabel="true features",
+        title="Ground-truth feature recovery",
+    )
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    return fig

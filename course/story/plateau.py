@@ -1,0 +1,124 @@
+"""The plateau experiment: the story's SAE trained on the emulated MPS device, as one call.
+
+`run()` trains one configuration and returns a `Run` whose `summary()` carries the figures the
+investigation turns on, under stable keys (also the keys of `python -m course plateau --json`).
+`compare()` runs the story's buggy configuration beside its contiguous-init twin.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from matplotlib.figure import Figure
+
+from course import emps
+from course.errors import require_choice
+from course.progress import bar
+from course.story.data import SyntheticData, make_data
+from course.story.sae import TopKSAE
+from course.story.training import History, train
+
+DEVICES = ("emps", "cpu", "mps")
+QUICK = {"steps": 200, "batch_size": 128, "lr": 3e-3}  # the default experiment: seconds on 2 cores
+
+
+@dataclass
+class Run:
+    """One training run and how it was configured."""
+
+    history: History
+    profile: str
+    init: str
+    device: str
+    model: TopKSAE | None = None  # the trained model, for experiments after training
+
+    def summary(self) -> dict[str, object]:
+        """The key figures, under stable keys."""
+        h = self.history
+        return {
+            "profile": self.profile,
+            "init": self.init,
+            "device": self.device,
+            "steps": len(h.loss),
+            "final_loss": h.final_loss,
+            "encoder_frozen": h.frozen["encoder.weight"],
+            "decoder_frozen": h.frozen["decoder.weight"],
+            "encoder_max_change": h.change["encoder.weight"][-1],
+            "decoder_max_change": h.change["decoder.weight"][-1],
+            "encoder_max_exp_avg": h.exp_avg_max.get("encoder.weight"),
+            "encoder_max_exp_avg_sq": h.exp_avg_sq_max.get("encoder.weight"),
+            "decoder_max_exp_avg_sq": h.exp_avg_sq_max.get("decoder.weight"),
+            "encoder_stride": h.layout["encoder.weight"]["stride"],
+            "decoder_stride": h.layout["decoder.weight"]["stride"],
+        }
+
+
+_DATA: dict[tuple, SyntheticData] = {}
+
+
+def dataset(d_model: int = 384, seed: int = 0) -> SyntheticData:
+    """The course's synthetic dataset (cached: every run in a process sees the same data)."""
+    key = (d_model, seed)
+    if key not in _DATA:
+        _DATA[key] = make_data(d_model=d_model, seed=seed)
+    return _DATA[key]
+
+
+def run(
+    profile: str | emps.Profile = emps.DEFAULT_PROFILE,
+    init: str = "transposed",
+    *,
+    device: str = "emps",
+    backend: emps.Backend | None = None,
+    n_features: int = 1536,
+    k: int = 32,
+    seed: int = 0,
+    data: SyntheticData | None = None,
+    **train_kwargs,
+) -> Run:
+    """Train the story's SAE once; `backend` (e.g. a learner's fixed kernel) overrides `profile`.
+
+    `data` defaults to the course's dataset; the returned Run keeps the trained model.
+    """
+    require_choice("device", device, DEVICES)
+    options = {**QUICK, **train_kwargs}
+    options.setdefault("progress", bar(f"{init} init"))
+    chosen = backend or emps.Backend(emps.get_profile(profile))
+    data = data or dataset()
+    model = TopKSAE(d_model=data.x.shape[1], n_features=n_features, k=k, init=init, seed=seed)
+    with emps.use_backend(chosen):
+        model.to(emps.DEVICE if device == "emps" else device)
+        history = train(model, data, seed=seed, **options)
+    name = chosen.profile.name if device == "emps" else f"{device} (no emulation)"
+    return Run(history, name, init, device, model)
+
+
+def compare(profile: str = emps.DEFAULT_PROFILE, **kwargs) -> dict[str, Run]:
+    """The story's run (transposed init) and the contiguous-init run, same profile and data."""
+    return {init: run(profile, init, **kwargs) for init in ("transposed", "contiguous")}
+
+
+def loss_figure(runs: dict[str, Run], title: str = "Training loss") -> Figure:
+    """Loss curves of several runs, overlaid (a plateau is a curve that flattens too high)."""
+    fig = Figure(figsize=(7, 3.2))
+    ax = fig.add_subplot()
+    for label, one in runs.items():
+        ax.plot(one.history.loss, label=label, linewidth=1.2)
+    ax.set(xlabel="step", ylabel="reconstruction loss", title=title, yscale="log")
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    return fig
+
+
+def change_figure(one: Run) -> Figure:
+    """Max |w - w0| per step for encoder and decoder: a frozen tensor is a flat zero."""
+    fig = Figure(figsize=(7, 3.2))
+    ax = fig.add_subplot()
+    for name in ("encoder.weight", "decoder.weight"):
+        ax.plot(one.history.change[name], label=name, linewidth=1.5)
+    ax.set(
+        xlabel="step", ylabel="max |w - w0|", title=f"How far each weight moved ({one.init} init)"
+    )
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    return fig

@@ -1,0 +1,65 @@
+"""Each of Adam's four ops alone on a non-contiguous output: the story's table."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from course.adam.op_isolation import OPS, classify, isolate, isolation_table, laid_out, time_op
+from course.errors import CourseError
+
+
+def test_story_table_on_the_buggy_profile():
+    rows = {r["op"]: r for r in isolation_table()}
+    for op in ("lerp_", "mul_"):
+        assert set(list(rows[op].values())[1:5]) == {"updates"}
+        assert rows[op]["result lost in a temporary"] == "no"
+    for op in ("addcmul_", "addcdiv_"):
+        row = rows[op]
+        assert row["contiguous output"] == "updates"
+        assert row["non-contiguous inputs"] == "updates"  # only the output's layout matters
+        assert row["non-contiguous output, from 0"] == "stays 0 (zeros or nothing?)"
+        assert row["non-contiguous output, from non-zero"] == "unchanged"  # writes nothing
+        assert row["result lost in a temporary"] == "yes"
+
+
+def test_fixed_profile_updates_everything():
+    for row in isolation_table("fixed-macos14"):
+        assert set(list(row.values())[1:5]) == {"updates"}
+
+
+def test_isolation_counts_the_temporary():
+    result = isolate("addcmul_")
+    assert result.lost_write and result.temporaries >= 1
+    assert not isolate("addcmul_", output_layout="contiguous").lost_write
+
+
+def test_classify_tells_zeros_from_nothing():
+    before = torch.ones(3)
+    expected = torch.full((3,), 2.0)
+    assert classify(expected.clone(), before, expected) == "updates"
+    assert classify(before.clone(), before, expected) == "unchanged"
+    assert classify(torch.zeros(3), before, expected) == "writes zeros"
+    assert classify(torch.zeros(3), torch.zeros(3), expected) == "stays 0 (zeros or nothing?)"
+    assert classify(torch.full((3,), 5.0), before, expected) == "wrong"
+
+
+def test_laid_out_keeps_values_and_changes_strides():
+    values = torch.arange(6.0).view(2, 3)
+    transposed = laid_out(values, "transposed")
+    assert torch.equal(transposed, values) and transposed.stride() == (1, 2)
+    with pytest.raises(CourseError, match="layout"):
+        laid_out(values, "diagonal")
+
+
+def test_bad_op_name():
+    with pytest.raises(CourseError, match="addcmul_"):
+        isolate("addcmul")
+
+
+def test_timing_records_the_lost_work():
+    """No timed assert: only that both layouts were measured and the broken one lost its result."""
+    timing = time_op("addcdiv_", shape=(64, 32), repeats=3)
+    assert timing.contiguous_ms > 0 and timing.transposed_ms > 0 and timing.transposed_lost
+    assert not time_op("mul_", shape=(64, 32), repeats=3).transposed_lost
+    assert set(OPS) == {"lerp_", "mul_", "addcmul_", "addcdiv_"}

@@ -1,0 +1,85 @@
+"""The debugging checklist: it flags what the story found, and stays quiet on the fixed model."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+from torch import nn
+
+from course import emps
+from course.casefile.checklist import (
+    KNOWN_MPS_BUGS,
+    checklist,
+    checklist_html,
+    problems,
+    report,
+    sae_after_one_step,
+    version_findings,
+    version_tuple,
+)
+
+
+@pytest.fixture(scope="module")
+def broken():
+    with emps.use_profile("2.2.1-macos14"):
+        return sae_after_one_step("transposed", n_features=64)
+
+
+def test_the_broken_model_is_flagged_on_the_emulated_device(broken):
+    model, optimizer = broken
+    with emps.use_profile("2.2.1-macos14"):
+        found = problems(checklist(model, optimizer))
+    targets = {(f.check, f.target, f.severity) for f in found}
+    assert ("contiguity", "encoder.weight", "fail") in targets
+    assert ("optimizer state", "encoder.weight exp_avg_sq", "fail") in targets
+    assert ("optimizer state", "encoder.weight exp_avg", "fail") in targets
+    assert ("versions", "emulated profile", "fail") in targets
+    assert not any(f.target.startswith("decoder") for f in found)
+
+
+def test_the_fixed_model_on_macos15_is_clean():
+    with emps.use_profile("macos15"):
+        model, optimizer = sae_after_one_step("contiguous", n_features=64)
+        assert problems(checklist(model, optimizer)) == []
+
+
+def test_on_the_cpu_non_contiguity_is_only_a_warning():
+    model, optimizer = sae_after_one_step("transposed", device="cpu", n_features=64)
+    found = problems(checklist(model, optimizer))
+    assert found and {f.severity for f in found} == {"warn"}
+    assert "stride [1, 64]" in report(found)
+    assert "<table" in checklist_html(found)
+
+
+def test_mixed_devices_dtypes_and_float64_on_mps_like():
+    model = nn.Sequential(nn.Linear(3, 3), nn.Linear(3, 3).double())
+    found = {(f.check, f.severity) for f in problems(checklist(model))}
+    assert ("dtype", "warn") in found
+    mixed = nn.Sequential(nn.Linear(3, 3), nn.Linear(3, 3).to(emps.DEVICE))
+    assert ("device", "fail") in {(f.check, f.severity) for f in checklist(mixed)}
+
+
+def test_state_on_another_device_is_flagged():
+    model = nn.Linear(3, 3)
+    optimizer = torch.optim.Adam(model.parameters())
+    model(torch.randn(2, 3)).sum().backward()
+    optimizer.step()
+    optimizer.state[model.weight]["exp_avg"] = optimizer.state[model.weight]["exp_avg"].to(
+        emps.DEVICE
+    )
+    found = problems(checklist(model, optimizer))
+    assert [f.target for f in found if f.severity == "fail"] == ["weight exp_avg"]
+
+
+def test_versions_against_the_known_bug_table():
+    assert version_tuple("2.13.0+cpu") == (2, 13) and version_tuple("") == (0, 0)
+    old = {f.severity for f in version_findings("mps", "2.2.1", "14.4")}
+    assert old == {"ok", "fail"}
+    middle = [f.severity for f in version_findings("mps", "2.4.0", "14.4")]
+    assert middle == ["ok", "ok", "fail"]
+    newer = [f.severity for f in version_findings("mps", "2.12.0", "14.4")]
+    assert newer == ["ok", "ok", "warn"]
+    assert {f.severity for f in version_findings("mps", "2.2.1", "15.1")} == {"ok"}
+    assert {f.severity for f in version_findings("cpu", "2.2.1", "")} == {"ok"}
+    assert all(bug.references for bug in KNOWN_MPS_BUGS)
+    assert any("118115" in ref for ref in KNOWN_MPS_BUGS[0].references)

@@ -1,0 +1,67 @@
+"""The registry reader against the installed torch's own native_functions.yaml."""
+
+from __future__ import annotations
+
+import pytest
+
+from course.dispatch import registry
+from course.errors import CourseError
+
+
+def test_the_yaml_is_found_inside_torchgen():
+    path = registry.yaml_path()
+    assert path.name == "native_functions.yaml" and "torchgen" in path.parts
+
+
+def test_addcmul_inplace_delegates_to_the_out_kernel():
+    entry = registry.lookup("addcmul_")
+    assert entry.structured_delegate == "addcmul.out"
+    assert entry.variants == ("method",) and "pointwise" in entry.tags
+    assert entry.schema.startswith("addcmul_(Tensor(a!) self")
+    out = registry.kernel_entry("addcmul_")
+    assert out.name == "addcmul.out" and out.structured
+    kernels = out.backend_kernels()
+    assert kernels["CPU"] == kernels["CUDA"] == "addcmul_out"
+    assert kernels["MPS"] == "addcmul_out_mps"
+    assert registry.backend_kernel("addcmul_", "MPS") == "addcmul_out_mps"
+
+
+def test_one_out_kernel_serves_the_whole_structured_family():
+    assert registry.structured_family("addcmul_") == ["addcmul", "addcmul.out", "addcmul_"]
+    assert registry.structured_family("addcmul.out") == ["addcmul", "addcmul.out", "addcmul_"]
+
+
+def test_names_are_normalised():
+    for name in ("aten::addcmul_", "addcmul_.default", " addcmul_ "):
+        assert registry.lookup(name).name == "addcmul_"
+    assert registry.lookup("add_.Tensor").structured_delegate == "add.out"
+
+
+def test_unknown_names_get_did_you_mean():
+    with pytest.raises(CourseError, match="Did you mean: addcmul_"):
+        registry.lookup("addcmull_")
+    with pytest.raises(CourseError, match="add_.Scalar, add_.Tensor"):
+        registry.lookup("add_")
+    with pytest.raises(CourseError, match="non-empty string"):
+        registry.lookup("")
+
+
+def test_ops_without_dispatch_are_composite():
+    assert "CompositeImplicitAutograd" in registry.backend_kernel("dropout", "MPS")
+
+
+def test_missing_backend_is_a_clear_error():
+    with pytest.raises(CourseError, match="has no 'XLA' kernel"):
+        registry.backend_kernel("addcmul_", "XLA")
+
+
+def test_op_names_cover_the_registry_and_are_sorted():
+    names = registry.op_names()
+    assert names == sorted(names) and len(names) > 2000
+    assert {"addcmul_", "addcdiv_", "lerp_.Scalar", "mul_.Tensor"} <= set(names)
+
+
+def test_a_missing_yaml_is_a_clear_error(monkeypatch):
+    monkeypatch.setattr(registry, "YAML_IN_TORCHGEN", registry.Path("nowhere.yaml"))
+    with pytest.raises(CourseError, match="layout changed"):
+        registry.yaml_path()

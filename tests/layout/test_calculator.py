@@ -1,0 +1,156 @@
+"""The layout calculator against the installed torch, for random shapes and op chains."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from course.errors import CourseError
+from course.layout.calculator import (
+    Layout,
+    apply,
+    apply_torch,
+    explain_contiguity,
+    view_verdict,
+)
+from course.layout.opchain import Op, chain_text, parse_chain
+from course.layout.view_or_copy import contiguous_strides, view_strides
+from tests.strategies import chains, nonempty_shapes, same_numel_shapes
+
+TORCH_ERRORS = (RuntimeError, IndexError, ValueError)
+
+
+def _same_storage(a: torch.Tensor, b: torch.Tensor) -> bool:
+    return a.untyped_storage().data_ptr() == b.untyped_storage().data_ptr()
+
+
+@settings(max_examples=400, deadline=None)
+@given(chains())
+def test_calculator_matches_torch_step_by_step(case):
+    shape, ops = case
+    tensor, layout = torch.empty(shape), Layout.contiguous(shape)
+    for op in ops:
+        try:
+            result = apply_torch(tensor, op)
+        except TORCH_ERRORS:
+            with pytest.raises(CourseError):
+                apply(layout, op)
+            return
+        predicted = apply(layout, op)
+        assert predicted.shape == tuple(result.shape), op
+        assert predicted.stride == result.stride(), op
+        assert predicted.offset == result.storage_offset(), op
+        assert predicted.is_contiguous() == result.is_contiguous(), op
+        assert predicted.storage_size == Layout.of(result).storage_size, op
+        if tensor.numel() and result.numel():
+            copied = predicted.storage_id != layout.storage_id
+            assert copied == (not _same_storage(tensor, result)), op
+        tensor, layout = result, predicted
+
+
+@settings(max_examples=200, deadline=None)
+@given(chains())
+def test_chain_text_round_trips(case):
+    _, ops = case
+    assert parse_chain(chain_text(ops)) == ops
+
+
+@settings(max_examples=200, deadline=None)
+@given(nonempty_shapes, st.data())
+def test_view_of_a_transposed_tensor_agrees_with_torch(shape, data):
+    tensor = torch.empty(shape).transpose(0, -1)
+    new_shape = data.draw(same_numel_shapes(tensor.numel()))
+    layout = Layout.of(tensor)
+    try:
+        expected = tensor.view(new_shape).stride()
+    except RuntimeError:
+        expected = None
+    resolved = tensor.reshape(new_shape).shape
+    assert view_strides(layout.shape, layout.stride, tuple(resolved)) == expected
+
+
+def test_the_encoder_layout_from_the_story():
+    decoder = Layout.contiguous((384, 1536))
+    encoder = apply(apply(decoder, Op("T")), Op("clone"))
+    assert encoder.stride == (1, 1536) and not encoder.is_contiguous()
+    assert apply(encoder, Op("contiguous")).stride == (384, 1)
+    assert apply(encoder, Op("clone", ("contiguous_format",))).stride == (384, 1)
+
+
+def test_contiguous_of_a_contiguous_tensor_is_no_copy():
+    rows = apply(Layout.contiguous((4, 6)), Op("index", (slice(1, 3),)))
+    assert apply(rows, Op("contiguous")) is rows
+
+
+def test_expand_gives_stride_zero_and_a_reason():
+    layout = apply(Layout.contiguous((3, 1)), Op("expand", ((3, 4),)))
+    assert layout.stride == (1, 0)
+    assert "stride 0" in explain_contiguity(layout)
+
+
+def test_view_verdict_names_the_dims_that_are_not_neighbours():
+    transposed = apply(Layout.contiguous((4, 6)), Op("T"))
+    view, reason = view_verdict(transposed, (24,))
+    assert view is None
+    assert "dims 0 and 1" in reason and "reshape(24,)" in reason
+    view, reason = view_verdict(transposed, (6, 2, 2))
+    assert view is not None and view.stride == (1, 12, 6) and "no copy" in reason
+
+
+@pytest.mark.parametrize(
+    "op, message",
+    [
+        (Op("index", (slice(None, None, -1),)), "greater than zero"),
+        (Op("view", ((5, 5),)), "holds 25 elements"),
+        (Op("expand", ((4, 4),)), "only size-1 dims"),
+        (Op("permute", ((0, 0),)), "exactly once"),
+        (Op("as_strided", ((3, 3), (6, 1), 20)), "has only 24 elements"),
+        (Op("narrow", (1, 4, 3)), "exceeds"),
+        (Op("index", (0, 0, 0)), "too many indices"),
+    ],
+)
+def test_invalid_ops_raise_course_errors(op, message):
+    """Each refusal names what was wrong (the torch-agreement test checks *that* they refuse)."""
+    with pytest.raises(CourseError, match=message):
+        apply(Layout.contiguous((4, 6)), op)
+
+
+def test_storage_index_is_offset_plus_index_times_stride():
+    layout = apply(Layout.contiguous((4, 6)), parse_chain("T; [1:, ::2]")[0])
+    layout = apply(layout, parse_chain("[1:, ::2]")[0])
+    assert (
+        layout.storage_index((1, 1)) == layout.offset + 1 * layout.stride[0] + 1 * layout.stride[1]
+    )
+    tensor = torch.arange(24).view(4, 6).T[1:, ::2]
+    assert tensor.flatten()[tensor.shape[1] + 1] == layout.storage_index((1, 1))
+    with pytest.raises(CourseError, match="out of range"):
+        layout.storage_index((0, 9))
+
+
+def test_contiguous_strides_treat_size_zero_as_one():
+    assert contiguous_strides((2, 0, 3)) == torch.empty(2, 0, 3).stride()
+
+
+@settings(max_examples=200, deadline=None)
+@given(nonempty_shapes, st.data())
+def test_clone_of_a_gappy_view_keeps_its_dim_order(shape, data):
+    order = data.draw(st.permutations(range(len(shape))))
+    steps = tuple(slice(None, None, data.draw(st.integers(1, 3))) for _ in shape)
+    ops = [Op("permute", (tuple(order),)), Op("index", steps)]
+    if data.draw(st.booleans()):
+        ops.append(Op("unsqueeze", (0,)))
+        ops.append(Op("expand", ((2,) + (-1,) * len(shape),)))
+    tensor, layout = torch.empty(shape), Layout.contiguous(shape)
+    for op in ops + [Op("clone")]:
+        tensor, layout = apply_torch(tensor, op), apply(layout, op)
+    assert layout.stride == tensor.stride()
+
+
+@pytest.mark.parametrize(
+    "shape, op, message", [((2, 3, 4), "T", "exactly 2 dims"), ((2, 3, 4), "t", "at most 2 dims")]
+)
+def test_transpose_shorthands_name_the_rank_they_need(shape, op, message):
+    with pytest.raises(CourseError, match=message):
+        apply(Layout.contiguous(shape), Op(op))

@@ -1,0 +1,158 @@
+"""The stride explorer driven from pytest, the layout demonstrations, and notebook 04's checkers."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+import course.layout.explorer as strides
+from course.errors import CourseError
+from course.exercises import check
+from course.layout.calculator import Layout
+from course.layout.exercises import frozen_on_mps, layout_cases, mps_suspects
+from course.layout.explorer import (
+    CUSTOM,
+    PRESETS,
+    channels_last_layouts,
+    encoder_layouts,
+    explore,
+    layout_text,
+    storage_values,
+    trace_chain,
+)
+
+
+@pytest.fixture
+def panel():
+    return explore()
+
+
+def test_default_explorer_draws_the_encoder_layout(panel):
+    assert panel.error == ""
+    assert bytes(panel.image.value).startswith(b"\x89PNG")
+    assert "(1, 6)" in panel.text.value and "not contiguous" in panel.text.value
+
+
+def test_a_preset_fills_the_text_boxes_and_redraws(panel):
+    before_image, before_text = panel.image.value, panel.text.value
+    panel.controls["preset"].value = "transpose then contiguous() (copies)"
+    assert panel.controls["ops"].value == "T; contiguous()"
+    assert panel.error == "" and "NEW (copy)" in panel.text.value
+    assert bytes(panel.image.value) != bytes(before_image) and panel.text.value != before_text
+
+
+@pytest.mark.parametrize("name", list(PRESETS))
+def test_every_preset_draws_without_error(panel, name):
+    panel.controls["preset"].value = name
+    assert panel.error == "", panel.error
+    assert panel.image.value
+
+
+def test_selecting_an_element_shows_its_storage_address(panel):
+    panel.controls["index"].value = "2, 3"
+    assert "storage[offset 0 + 2×1 + 3×6] = storage[20]" in panel.text.value
+
+
+def test_view_verdict_for_the_transposed_view(panel):
+    assert "view(24,) is impossible" in panel.text.value and "dims 0 and 1" in panel.text.value
+    panel.controls["view_as"].value = "4, 6"
+    assert "view(4, 6) is impossible" in panel.text.value
+    panel.controls["view_as"].value = "6, 2, 2"
+    assert "is possible" in panel.text.value
+    panel.controls["view_as"].value = "5"
+    assert panel.error == "" and "holds 5 elements" in panel.text.value
+
+
+@pytest.mark.parametrize(
+    "control, value, message",
+    [
+        ("ops", "T; view(24", "step 2 'view(24': not valid syntax"),
+        ("ops", "T; flip(0)", "unknown operation 'flip'"),
+        ("ops", "T; view(24)", "view(24,) is impossible"),
+        ("ops", "[::-1]", "greater than zero"),
+        ("index", "1, 9", "out of range for dim 1 of size 4"),
+        ("index", "1", "has 1 entries but the tensor has 2 dims"),
+        ("shape", "9, 9", "at most 64 elements"),
+        ("shape", "four", "write whole numbers"),
+        ("ops", "expand(3, 4, 6)", "the view has 72 elements"),
+    ],
+)
+def test_bad_input_shows_a_message_not_a_traceback(panel, control, value, message):
+    panel.controls[control].value = value
+    assert message in panel.error
+    assert "Traceback" not in panel.message.value and panel.message.value
+
+
+def test_custom_choice_keeps_the_text_boxes(panel):
+    panel.controls["ops"].value = "[1:, ::2]"
+    panel.controls["preset"].value = CUSTOM
+    assert panel.controls["ops"].value == "[1:, ::2]" and panel.error == ""
+
+
+def test_unknown_preset_is_refused():
+    with pytest.raises(CourseError, match="preset="):
+        explore("no such preset")
+
+
+def test_the_widget_refuses_when_calculator_and_torch_disagree(monkeypatch):
+    wrong = Layout((4, 6), (1, 4), 0, 24)
+    monkeypatch.setattr(strides, "apply_chain", lambda layout, ops: [layout, wrong])
+    with pytest.raises(CourseError, match="please report"):
+        trace_chain("4, 6", "T")
+
+
+def test_storage_values_follow_a_copy():
+    _, tensor = trace_chain("2, 3", "T; contiguous()")
+    assert storage_values(tensor) == [0, 3, 1, 4, 2, 5]
+    _, view = trace_chain("2, 3", "T")
+    assert storage_values(view) == [0, 1, 2, 3, 4, 5]
+
+
+def test_encoder_layouts_show_the_inherited_stride():
+    rows = {row["tensor"]: row for row in encoder_layouts(d_model=8, n_features=12)}
+    assert rows["decoder.weight.T.clone()"]["stride"] == (1, 12)
+    assert rows["decoder.weight.T.clone()"]["storage"] == "new (a copy)"
+    assert rows["Adam state['exp_avg_sq']"]["stride"] == (1, 12)
+    assert rows["torch.zeros(encoder.weight.shape)"]["contiguous"] is True
+    assert rows["decoder.weight.T"]["storage"] == "shared (a view)"
+
+
+def test_channels_last_survives_clone_but_not_contiguous():
+    rows = {row["tensor"]: row for row in channels_last_layouts()}
+    kept = rows["images.to(memory_format=channels_last)"]["stride"]
+    assert rows["channels_last .clone()"]["stride"] == kept
+    assert rows["torch.zeros_like(channels_last)"]["channels_last"] is True
+    assert rows["channels_last .contiguous()"]["contiguous"] is True
+
+
+def test_layout_text_aligns_columns():
+    lines = layout_text(channels_last_layouts()).splitlines()
+    assert lines[0].startswith("tensor") and len(lines) == 8
+    assert len({line.index("(2, ") for line in lines[1:]}) == 1
+
+
+def test_predict_stride_messages():
+    assert check("04.predict_stride", (1, 48, 16, 48)).passed
+    verdict = check("04.predict_stride", (1, 48, 16))
+    assert "4 dims" in verdict.message
+    assert "not a Tensor" in check("04.predict_stride", torch.tensor([1])).message
+
+
+def test_make_contiguous_tries_non_contiguous_layouts():
+    cases = layout_cases()
+    assert sum(not t.is_contiguous() for t in cases.values()) == 4
+    assert check("04.make_contiguous", lambda x: x.contiguous()).passed
+    verdict = check("04.make_contiguous", lambda x: x.clone())
+    assert "transposed input the result is not contiguous" in verdict.message
+    wasted = check("04.make_contiguous", lambda x: x.clone(memory_format=torch.contiguous_format))
+    assert "wasted copy" in wasted.message
+    assert "changed its transposed input" in check("04.make_contiguous", torch.Tensor.zero_).message
+
+
+def test_find_mps_bug_is_decided_by_experiment():
+    frozen = [i for i, t in enumerate(mps_suspects()) if frozen_on_mps(t)]
+    assert frozen == [4]
+    assert not frozen_on_mps(mps_suspects()[4], profile="2.4-macos14")
+    assert "storage offset does not" in check("04.find_mps_bug", 1).message
+    assert "size-1 dims" in check("04.find_mps_bug", 2).message
+    assert check("04.find_mps_bug", 4).passed

@@ -1,0 +1,42 @@
+"""Feature recovery and the three fixes."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from course.casefile.fixes import SCENARIOS, fix_three_ways, outcome_rows, outcome_text
+from course.errors import CourseError
+from course.story.data import make_data
+from course.story.features import best_cosines, recovered, recovery_figure
+from course.story.plateau import run
+
+
+def test_best_cosines_find_planted_directions():
+    data = make_data(n_samples=16, d_model=8, n_true=4, active=2)
+    decoder = torch.cat([data.features.T * 3, torch.randn(8, 5)], dim=1)  # (d_model, 9)
+    cosines = best_cosines(decoder, data.features)
+    assert torch.allclose(cosines, torch.ones(4), atol=1e-5)
+    assert recovered(cosines) == 1.0
+    with pytest.raises(CourseError, match="d_model"):
+        best_cosines(torch.randn(5, 9), data.features)
+
+
+def test_the_fixed_model_recovers_more_features_than_the_broken_one():
+    data = make_data(n_samples=1024, d_model=32, n_true=16, active=2)
+    kwargs = {"data": data, "steps": 60, "batch_size": 64, "lr": 1e-2}
+    broken = run("2.2.1-macos14", "transposed", progress=None, **kwargs).model
+    fixed = run("macos15", "transposed", progress=None, **kwargs).model
+    broken_cos = best_cosines(broken.decoder.weight, data.features)
+    fixed_cos = best_cosines(fixed.decoder.weight, data.features)
+    assert fixed_cos.mean() > broken_cos.mean()
+    assert recovery_figure({"broken": broken_cos, "fixed": fixed_cos}).axes
+
+
+def test_each_fix_unfreezes_the_encoder():
+    runs = fix_three_ways(steps=20, batch_size=32, n_features=256)
+    assert list(runs) == list(SCENARIOS)
+    rows = outcome_rows(runs)
+    assert [row["encoder frozen"] for row in rows] == [True, False, False, False]
+    assert [row["encoder exp_avg_sq > 0"] for row in rows] == [False, True, True, True]
+    assert "fix 3: macOS 15" in outcome_text(runs)

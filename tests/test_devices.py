@@ -1,0 +1,28 @@
+"""Device probing: answers without importing any lesson, and follows what torch reports."""
+
+from __future__ import annotations
+
+import torch
+
+from course import devices
+
+
+def test_cpu_machine_reports_cpu(monkeypatch):
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    monkeypatch.setattr(devices, "mps_available", lambda: False)
+    assert devices.local_device() == "cpu"
+
+
+def test_accelerators_win_in_order(monkeypatch):
+    monkeypatch.setattr(devices, "mps_available", lambda: True)
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    assert devices.local_device() == "mps"
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    assert devices.local_device() == "cuda"
+
+
+def test_mps_probe_follows_torch(monkeypatch):
+    monkeypatch.setattr(torch.backends.mps, "is_available", lambda: True)
+    assert devices.mps_available()
+    monkeypatch.setattr(torch.backends.mps, "is_available", lambda: False)
+    assert not devices.mps_available()
