@@ -59,6 +59,12 @@ site: $(STAMP)
 doctor: $(STAMP)
 	$(BIN)/python -m course doctor
 
+# The diagrams the notebooks' markdown shows (course/figures.py -> assets/*.png); commit them.
+# tests/test_assets.py fails when one is missing or stale.
+.PHONY: assets
+assets: $(STAMP)
+	$(BIN)/python scripts/make_assets.py
+
 # Another torch release in a venv of its own, `.venv-torch-$(TORCH)`: unit tests + nbval there
 # (not lint, not the browser), as CI does for the release after the pin. pip's `torch==X` takes
 # PyPI's default build (a CUDA one on Linux, several GB). Compiled C++ kernels get a cache of their

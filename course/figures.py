@@ -1,0 +1,295 @@
+"""The course's diagrams: figures a learner needs before running anything (`make assets`).
+
+Learner copies of the notebooks carry no outputs, so the diagrams that carry the story stand in
+the markdown as PNG files in `assets/`, drawn here with the same matplotlib `Figure` API as every
+other course figure (no pyplot, no global state). `scripts/make_assets.py` saves them and
+tests/test_assets.py redraws them to prove the committed files are not stale.
+
+Each diagram states only what the notebook that shows it already says, so none spoils an
+exercise: the dispatcher's path does not list which dispatch keys run (notebook 05 asks that),
+and the Placeholder's lost write is drawn for notebook 06, after the cause is known.
+Each axes is laid out in inches (1 data unit = 1 inch), so sizes read directly.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+from matplotlib.axes import Axes
+from matplotlib.figure import Figure
+from matplotlib.patches import FancyBboxPatch, Rectangle
+
+INK = "#333333"
+MUTED = "#666666"
+BLUE = "#9ecae1"  # in use / in the view (the stride explorer's colours)
+ORANGE = "#fd8d3c"  # the element being followed
+GREY = "#e0e0e0"
+GREEN = "#c7e9c0"
+RED = "#f4c7c3"
+TEMP = "#fff3cd"  # a temporary copy
+CELL = 0.38  # one tensor element, in inches
+
+
+def _canvas(width: float, height: float) -> tuple[Figure, Axes]:
+    """A blank figure whose data coordinates are inches from the bottom-left corner."""
+    fig = Figure(figsize=(width, height))
+    ax = fig.add_axes((0, 0, 1, 1))
+    ax.set_xlim(0, width)
+    ax.set_ylim(0, height)
+    ax.set_axis_off()
+    return fig, ax
+
+
+def _box(ax: Axes, x: float, y: float, w: float, h: float, fill: str, dashed: bool = False) -> None:
+    """A rounded box with its bottom-left corner at (x, y)."""
+    ax.add_patch(
+        FancyBboxPatch(
+            (x, y),
+            w,
+            h,
+            boxstyle="round,pad=0,rounding_size=0.08",
+            fc=fill,
+            ec=MUTED,
+            ls="--" if dashed else "-",
+        )
+    )
+
+
+def _arrow(ax: Axes, start: tuple[float, float], end: tuple[float, float], label: str = "") -> None:
+    """An arrow from start to end, with an optional label beside its middle."""
+    ax.annotate("", xy=end, xytext=start, arrowprops={"arrowstyle": "-|>", "color": MUTED})
+    if label:
+        mid = ((start[0] + end[0]) / 2 + 0.08, (start[1] + end[1]) / 2)
+        ax.text(*mid, label, fontsize=9, color=MUTED, va="center", ha="left")
+
+
+def _grid(
+    ax: Axes,
+    x: float,
+    y: float,
+    labels: Sequence[Sequence[str]],
+    fills: Sequence[Sequence[str]],
+    size: float = CELL,
+) -> None:
+    """Square cells, row 0 on top, with their top-left corner at (x, y)."""
+    for r, row in enumerate(labels):
+        for c, label in enumerate(row):
+            left, bottom = x + c * size, y - (r + 1) * size
+            ax.add_patch(Rectangle((left, bottom), size, size, fc=fills[r][c], ec=INK, lw=0.8))
+            ax.text(left + size / 2, bottom + size / 2, label, ha="center", va="center", fontsize=9)
+
+
+# --- notebook 01: the layers the investigation walks down ---------------------------------------
+
+LAYERS: tuple[tuple[str, str, str], ...] = (
+    ("Loss", "the training run: what you can see going wrong", "01"),
+    ("Optimizer", "torch.optim.Adam: the step that updates every weight", "02-03"),
+    ("Strides", "how a tensor's elements are laid out in memory", "04"),
+    ("Dispatcher", "how one Python call finds a device-specific kernel", "05"),
+    ("Kernel", "the code that computes, on each device", "06-07"),
+)
+LAYER_FILLS = ("#deebf7", "#c6dbef", "#9ecae1", "#6baed6", "#4292c6")
+
+
+def stack_layers_figure() -> Figure:
+    """The five layers of the stack, top to bottom, with the notebooks that open each one."""
+    fig, ax = _canvas(7.6, 4.1)
+    ax.text(0.2, 3.8, "The investigation walks down the stack", fontsize=12, weight="bold")
+    ax.text(6.95, 3.8, "notebook", fontsize=9, color=MUTED, ha="center")
+    for row, ((name, what, notebooks), fill) in enumerate(zip(LAYERS, LAYER_FILLS, strict=True)):
+        y = 3.05 - row * 0.68
+        _box(ax, 0.9, y, 5.65, 0.52, fill)
+        ax.text(1.05, y + 0.26, name, fontsize=11, weight="bold", va="center", color=INK)
+        ax.text(2.35, y + 0.26, what, fontsize=9.5, va="center", color=INK)
+        ax.text(6.95, y + 0.26, notebooks, fontsize=10, va="center", ha="center", color=INK)
+    _arrow(ax, (0.5, 3.55), (0.5, 0.35))
+    ax.text(0.3, 1.95, "deeper", rotation=90, fontsize=9, color=MUTED, va="center", ha="center")
+    return fig
+
+
+# --- notebook 04: a tensor's storage and strides -------------------------------------------------
+
+
+def _view_cells(shape: tuple[int, int], stride: tuple[int, int]) -> list[list[str]]:
+    """Each element's storage address (= its value, for an arange)."""
+    rows, cols = shape
+    return [[str(r * stride[0] + c * stride[1]) for c in range(cols)] for r in range(rows)]
+
+
+def storage_strides_figure() -> Figure:
+    """One storage, two views: x = arange(12).view(3, 4) and x.T, with the strides as steps."""
+    fig, ax = _canvas(7.6, 4.3)
+    follow = 6  # x[1, 2] and x.T[2, 1]: the same storage slot
+    ax.text(0.2, 4.0, "storage: 12 numbers in a row, one after another", fontsize=10, weight="bold")
+    _grid(
+        ax,
+        0.9,
+        3.8,
+        [[str(i) for i in range(12)]],
+        [[ORANGE if i == follow else BLUE for i in range(12)]],
+    )
+    for i in range(12):
+        ax.text(0.9 + (i + 0.5) * CELL, 3.28, f"@{i}", fontsize=7, color=MUTED, ha="center")
+    views = (
+        (0.9, "x = torch.arange(12).view(3, 4)", (3, 4), (4, 1), (1, 2)),
+        (4.4, "x.T  (a view: same storage, no copy)", (4, 3), (1, 4), (2, 1)),
+    )
+    for left, title, shape, stride, picked in views:
+        ax.text(left, 2.95, title, fontsize=9.5, family="monospace")
+        ax.text(left, 2.72, f"shape {shape}, stride {stride}", fontsize=9.5, color=INK)
+        labels = _view_cells(shape, stride)
+        fills = [
+            [ORANGE if (r, c) == picked else BLUE for c in range(shape[1])] for r in range(shape[0])
+        ]
+        _grid(ax, left, 2.55, labels, fills)
+        right = left + shape[1] * CELL
+        _arrow(ax, (left, 2.55 - shape[0] * CELL - 0.12), (right, 2.55 - shape[0] * CELL - 0.12))
+        ax.text(
+            left + 0.05,
+            2.55 - shape[0] * CELL - 0.3,
+            f"along a row: +{stride[1]} in storage",
+            fontsize=8.5,
+            color=MUTED,
+        )
+        _arrow(ax, (right + 0.15, 2.55), (right + 0.15, 2.55 - shape[0] * CELL), "")
+        ax.text(
+            right + 0.25,
+            2.55 - shape[0] * CELL / 2,
+            f"down a column:\n+{stride[0]} in storage",
+            fontsize=8.5,
+            color=MUTED,
+            va="center",
+        )
+    ax.text(
+        0.2,
+        0.12,
+        "element [i, j] lives at storage[offset + i × stride[0] + j × stride[1]]:"
+        "  x[1, 2] and x.T[2, 1] are both storage[6]",
+        fontsize=9,
+        color=INK,
+    )
+    return fig
+
+
+# --- notebook 05: the path of one call through the dispatcher -----------------------------------
+
+BACKENDS: tuple[tuple[str, str], ...] = (
+    ("CPU, CUDA", "addcmul_out"),
+    ("MPS", "addcmul_out_mps\n(PointwiseOps.mm)"),
+    ("PrivateUse1 = emps", "this course's emulated\nMPS (torch.library)"),
+)
+CALL_PATH: tuple[tuple[str, str], ...] = (
+    ("exp_avg_sq.addcmul_(grad, grad, value=1 - beta2)", "a call in torch/optim/adam.py"),
+    ("Python binding (generated C++)", "parses the arguments: no Python source to read"),
+    (
+        "Dispatcher",
+        "reads the arguments' dispatch keys and runs one kernel per key,\n"
+        "highest priority first, down to the backend's kernel",
+    ),
+)
+
+
+def dispatch_path_figure() -> Figure:
+    """Python call -> binding -> dispatcher -> one backend kernel; the registry generates both."""
+    fig, ax = _canvas(7.6, 4.9)
+    fills = ("#ffffff", "#e8eef8", "#f4f4f4")
+    for row, ((title, detail), fill) in enumerate(zip(CALL_PATH, fills, strict=True)):
+        y = 4.1 - row * 1.0
+        height = 0.78 if row == 2 else 0.62
+        _box(ax, 0.3, y - height + 0.62, 4.6, height, fill)
+        family = "monospace" if row == 0 else "sans-serif"
+        ax.text(2.6, y + 0.42, title, ha="center", fontsize=9.5, weight="bold", family=family)
+        ax.text(2.6, y + 0.22, detail, ha="center", va="top", fontsize=8.5, color=MUTED)
+        if row:
+            _arrow(ax, (2.6, y + 0.84), (2.6, y + 0.64))
+    for col, (key, kernel) in enumerate(BACKENDS):
+        x = 0.3 + col * 1.6
+        _box(ax, x, 0.45, 1.45, 0.95, GREEN if col == 1 else "#f4f4f4")
+        ax.text(x + 0.72, 1.18, key, ha="center", fontsize=8.5, weight="bold")
+        ax.text(x + 0.72, 0.75, kernel, ha="center", va="center", fontsize=8)
+        _arrow(ax, (2.6, 1.92), (x + 0.72, 1.42))
+    ax.text(
+        2.6,
+        0.15,
+        "one structured out= kernel serves addcmul, addcmul_ and addcmul.out",
+        ha="center",
+        fontsize=8.5,
+        color=MUTED,
+    )
+    _box(ax, 5.4, 2.35, 2.05, 1.5, TEMP, dashed=True)
+    ax.text(
+        6.42,
+        3.55,
+        "native_functions.yaml",
+        ha="center",
+        fontsize=9,
+        weight="bold",
+        family="monospace",
+    )
+    ax.text(
+        6.42,
+        2.95,
+        "the operator registry,\nread when torch is built:\ngenerates the binding and\n"
+        "registers torch's kernels",
+        ha="center",
+        va="center",
+        fontsize=8.5,
+    )
+    _arrow(ax, (5.4, 3.42), (4.92, 3.42), "")
+    _arrow(ax, (5.4, 2.6), (4.92, 2.45), "")
+    return fig
+
+
+# --- notebook 06: the Placeholder's lost write beside the working copy-back ---------------------
+
+
+def _state(ax: Axes, x: float, y: float, caption: str, value: str, fill: str) -> None:
+    """A 2x3 tensor whose every element is `value`, captioned on its right."""
+    _grid(ax, x, y, [[value] * 3] * 2, [[fill] * 3] * 2, size=0.3)
+    ax.text(x + 1.05, y - 0.3, caption, fontsize=8.5, va="center", color=INK)
+
+
+def placeholder_lost_write_figure() -> Figure:
+    """Two kernels on a non-contiguous output: one writes into a temporary and drops it."""
+    fig, ax = _canvas(7.8, 4.6)
+    columns = (
+        (
+            0.2,
+            "Output through a Placeholder (broken)",
+            RED,
+            "temporary dropped:\noutput still 0 (the write is lost)",
+            "0",
+        ),
+        (
+            4.05,
+            "Gather, compute, copy back (working)",
+            GREEN,
+            "output.copy_(temporary):\noutput updated",
+            "2",
+        ),
+    )
+    for x, title, end_fill, end_caption, end_value in columns:
+        ax.text(x, 4.3, title, fontsize=10.5, weight="bold")
+        _state(ax, x + 0.1, 4.05, "output: a non-contiguous\nview (say, a .T)", "0", BLUE)
+        _arrow(ax, (x + 0.55, 3.4), (x + 0.55, 3.1), "gather")
+        _state(ax, x + 0.1, 3.05, "a contiguous\ntemporary copy", "0", TEMP)
+        _arrow(ax, (x + 0.55, 2.4), (x + 0.55, 2.1), "compute")
+        _state(ax, x + 0.1, 2.05, "the result lands in\nthe temporary", "2", TEMP)
+        _arrow(ax, (x + 0.55, 1.4), (x + 0.55, 1.1), "")
+        _state(ax, x + 0.1, 1.05, end_caption, end_value, end_fill)
+    ax.text(
+        0.2,
+        0.12,
+        "Both kernels compute the same result; only the second one copies it back into the output.",
+        fontsize=9,
+        color=INK,
+    )
+    return fig
+
+
+FIGURES: dict[str, Callable[[], Figure]] = {
+    "stack_layers": stack_layers_figure,
+    "storage_strides": storage_strides_figure,
+    "dispatch_path": dispatch_path_figure,
+    "placeholder_lost_write": placeholder_lost_write_figure,
+}
