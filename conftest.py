@@ -1,6 +1,15 @@
 """pytest set-up for the whole repository: nbval records every notebook cell's time.
 
 scripts/time_cells.py reports them (`make cell-times`); recording adds nothing to the run.
+Every check(...) a test or a notebook under test runs saves progress (course.journal): the run
+points COURSE_PROGRESS_DIR at a temporary folder, so no test writes to the real home.
 """
 
+import os
+import tempfile
+
 pytest_plugins = ["scripts.time_cells"]
+
+
+def pytest_configure(config):
+    os.environ["COURSE_PROGRESS_DIR"] = tempfile.mkdtemp(prefix="course-progress-")

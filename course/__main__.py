@@ -15,6 +15,7 @@ COMMANDS = {
     "plateau": ("course.story.cli", "reproduce the loss plateau on the emulated MPS device"),
     "mps-check": ("course.mps_check", "on a real Mac: does this torch still drop the writes?"),
     "audit": ("course.audit.core", "find kernels that mishandle non-contiguous outputs"),
+    "progress": ("course.start.tracker", "your exercise progress; --collect DIR for a workshop"),
 }
 
 

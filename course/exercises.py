@@ -1,11 +1,16 @@
 """Auto-checked exercises: a checker that says precisely what is wrong, a hint, then a solution.
 
 Every exercise in the course is an `Exercise` registered here by the module that teaches its
-concept. A learner's cell calls `check(name, answer)`; after a miss it suggests `hint(name)`, and
-only after the hint does `solution(name)` reveal the reference (instructors skip the gate with
-`COURSE_INSTRUCTOR=1` or `instructor_mode(True)`). Each exercise carries its reference answer and
-plausible wrong answers, and the test suite runs all of them through the checker, so no checker
-can silently accept everything.
+concept. A learner's cell calls `check(name, answer)`; after a miss it suggests the hint, spelled
+as a line that runs in any cell (`from course.exercises import hint; hint(...)`), because a
+notebook need not have imported `hint`. Only after the hint does `solution(name)` reveal the
+reference (instructors skip the gate with `COURSE_INSTRUCTOR=1` or `instructor_mode(True)`).
+`hint` and `solution` display their text as well as returning it, so a cell that calls both
+shows both. Every check, hint and solution is saved to the learner's journal (`course.journal`),
+which `python -m course progress` and notebook 00 summarise.
+
+Each exercise carries its reference answer and plausible wrong answers, and the test suite runs
+all of them through the checker, so no checker can silently accept everything.
 """
 
 from __future__ import annotations
@@ -19,6 +24,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from course import journal
 from course.errors import CourseError
 
 
@@ -119,37 +125,55 @@ def get(name: str) -> Exercise:
     return exercises[name]
 
 
+NOT_ATTEMPTED = "not attempted yet"
+
+
+def advice(function: str, name: str) -> str:
+    """A line that runs in any cell, whatever the notebook imported: the import, then the call."""
+    return f"from course.exercises import {function}; {function}({name!r})"
+
+
 def check(name: str, answer: Any) -> Verdict:
-    """Check a learner's answer; never raises, whatever the answer does."""
+    """Check a learner's answer and save the result to the journal; never raises on the answer."""
     exercise = get(name)
     if answer is Ellipsis or answer is None:
-        return failed("not attempted yet: replace the `...` with your answer, then run the cell.")
+        return failed(f"{NOT_ATTEMPTED}: replace the `...` with your answer, then run the cell.")
     try:
         verdict = exercise.checker(answer)
     except NotImplementedError:
-        verdict = failed("not attempted yet: your function still raises NotImplementedError.")
+        return failed(f"{NOT_ATTEMPTED}: your function still raises NotImplementedError.")
     except Exception as exc:
         verdict = failed(f"checking your answer raised {type(exc).__name__}: {exc}")
-    if not verdict.passed and name not in _HINTS_SEEN and not _INSTRUCTOR["on"]:
-        verdict.message += f"\n  stuck? run hint({name!r})"
+    journal.record(name, "check", passed=verdict.passed)
+    if not verdict.passed and not _hint_seen(name) and not _INSTRUCTOR["on"]:
+        verdict.message += f"\n  stuck? run:  {advice('hint', name)}"
     return verdict
 
 
-def hint(name: str) -> str:
-    """Show the hint for an exercise, and unlock its solution."""
+def _hint_seen(name: str) -> bool:
+    """This session, or (from the journal) an earlier one: a restarted kernel keeps the unlock."""
+    if name not in _HINTS_SEEN and journal.hint_seen(name):
+        _HINTS_SEEN.add(name)
+    return name in _HINTS_SEEN
+
+
+def hint(name: str) -> Text:
+    """Show the hint for an exercise (and return its text), and unlock its solution."""
     exercise = get(name)
     _HINTS_SEEN.add(name)
-    return Text(f"Hint for {name}: {exercise.hint}\n(still stuck? solution({name!r}))")
+    journal.record(name, "hint")
+    return Shown(
+        f"Hint for {name}: {exercise.hint}\n  still stuck? run:  {advice('solution', name)}"
+    )
 
 
-def solution(name: str) -> str:
-    """The reference solution, shown once the hint has been seen (or in instructor mode)."""
+def solution(name: str) -> Text:
+    """Show the reference solution (and return it), once the hint has been seen."""
     exercise = get(name)
-    if name not in _HINTS_SEEN and not _INSTRUCTOR["on"]:
-        return Text(
-            f"Try the hint first: hint({name!r}). Then solution({name!r}) shows the answer."
-        )
-    return Text(f"Reference solution for {name}:\n\n{exercise.solution_source()}")
+    if not _hint_seen(name) and not _INSTRUCTOR["on"]:
+        return Shown(f"Try the hint first, then the solution. Run:  {advice('hint', name)}")
+    journal.record(name, "solution")
+    return Shown(f"Reference solution for {name}:\n\n{exercise.solution_source()}")
 
 
 @dataclass
@@ -242,3 +266,38 @@ class Text(str):
 
     def __repr__(self) -> str:
         return str(self)
+
+
+class Shown(Text):
+    """Text displayed the moment it is made, and only once.
+
+    `hint(...)` and `solution(...)` in one cell must both appear, but a function's return value
+    is shown only when it is the cell's last expression. So the text displays itself at once;
+    when it is also the last expression, IPython asks it to display again, and it declines.
+    Outside IPython (a script, pytest) nothing is displayed: the caller has the returned text.
+    """
+
+    def __new__(cls, text: str) -> Shown:
+        self = super().__new__(cls, text)
+        self._displayed = False
+        if _ipython_shell() is not None:
+            from IPython.display import display
+
+            display(self)
+        return self
+
+    def _ipython_display_(self) -> None:
+        if self._displayed:
+            return
+        self._displayed = True
+        from IPython.display import display
+
+        display({"text/plain": str(self)}, raw=True)
+
+
+def _ipython_shell() -> object | None:
+    """The running IPython shell, if this code runs inside one (never imports IPython)."""
+    import sys
+
+    ipython = sys.modules.get("IPython")
+    return ipython.get_ipython() if ipython is not None else None

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import nbformat
 import pytest
+from nbclient import NotebookClient
 
-from course import exercises
+from course import exercises, journal
 from course.errors import CourseError
 
 ALL = exercises.all_exercises()
@@ -40,9 +42,16 @@ def test_unattempted_and_crashing_answers_are_explained():
     assert "raised KeyError" in exercises.check("02.did_not_move", crashes).message
 
 
-def test_solution_needs_the_hint_first_unless_instructor():
-    exercises.instructor_mode(False)
-    exercises._HINTS_SEEN.discard("02.did_not_move")
+@pytest.fixture
+def fresh(tmp_path, monkeypatch):
+    """A private journal and a fresh session: no hint seen, not in instructor mode."""
+    monkeypatch.setenv(journal.ENV_DIR, str(tmp_path))
+    monkeypatch.setattr(exercises, "_HINTS_SEEN", set())
+    monkeypatch.setitem(exercises._INSTRUCTOR, "on", False)
+    return tmp_path
+
+
+def test_solution_needs_the_hint_first_unless_instructor(fresh):
     assert "hint first" in exercises.solution("02.did_not_move")
     assert "Hint for" in exercises.hint("02.did_not_move")
     assert "torch.equal" in exercises.solution("02.did_not_move")
@@ -53,6 +62,56 @@ def test_solution_needs_the_hint_first_unless_instructor():
         assert all(name in exercises.reveal_all() for name in ALL)
     finally:
         exercises.instructor_mode(False)
+
+
+def test_the_advice_runs_in_a_cell_that_imported_nothing(fresh):
+    """Notebooks need not import hint/solution: the checker's advice line carries the import."""
+    message = exercises.check("02.did_not_move", lambda before, after: True).message
+    line = message.split("stuck? run:", 1)[1].strip()
+    assert line == "from course.exercises import hint; hint('02.did_not_move')"
+    namespace: dict = {}
+    exec(line, namespace)  # a fresh namespace: nothing imported
+    assert exercises._hint_seen("02.did_not_move")
+    follow_up = exercises.hint("02.did_not_move").rsplit("still stuck? run:", 1)[1].strip()
+    exec(follow_up, {})
+    assert "torch.equal" in exercises.solution("02.did_not_move")
+
+
+def test_every_check_hint_and_solution_is_journaled(fresh):
+    exercises.check("02.did_not_move", ...)  # not attempted: nothing to record
+    exercises.check("02.did_not_move", lambda before, after: True)
+    exercises.hint("02.did_not_move")
+    exercises.solution("02.did_not_move")
+    exercises.check("02.did_not_move", ALL["02.did_not_move"].reference())
+    events = [(e.event, e.passed) for e in journal.load()]
+    assert events == [("check", False), ("hint", None), ("solution", None), ("check", True)]
+
+
+def test_a_restarted_kernel_keeps_the_unlocked_solution(fresh, monkeypatch):
+    exercises.hint("02.did_not_move")
+    monkeypatch.setattr(exercises, "_HINTS_SEEN", set())  # a new kernel: memory forgotten
+    assert "torch.equal" in exercises.solution("02.did_not_move")
+    assert "stuck?" not in exercises.check("02.did_not_move", lambda b, a: True).message
+
+
+def test_hint_and_solution_in_one_cell_both_show_once_each(tmp_path):
+    """Run in a real kernel: display, not only return, and no second copy of the last one."""
+    cell = "\n".join(
+        [
+            "from course.exercises import Exercise, hint, passed, register, solution",
+            "def reference():",
+            "    return 42",
+            "register(Exercise('99.both', 'p', lambda a: passed('ok'), 'HINT-TEXT', reference))",
+            "hint('99.both')",
+            "solution('99.both')",
+        ]
+    )
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(cell)])
+    NotebookClient(nb, timeout=120, resources={"metadata": {"path": str(tmp_path)}}).execute()
+    texts = [o.get("data", {}).get("text/plain", "") for o in nb.cells[0].outputs]
+    shown = "\n".join(texts)
+    assert shown.count("HINT-TEXT") == 1, texts
+    assert shown.count("return 42") == 1, texts
 
 
 def test_unknown_exercise_lists_the_known_ones():

@@ -16,7 +16,7 @@ LAYERS: tuple[frozenset[str], ...] = tuple(
     frozenset(level.split())
     for level in (
         "errors progress",
-        "ui tables exercises devices mps_check figures",
+        "ui tables exercises journal devices mps_check figures",
         "emps",
         "story",
         "layout",

@@ -1,0 +1,151 @@
+"""Progress that persists: every check lands in the journal, and the tables read it back."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from course import journal
+from course.journal import Event
+
+
+@pytest.fixture
+def home(tmp_path, monkeypatch):
+    """A private progress folder for one test (never the real home)."""
+    folder = tmp_path / "progress"
+    monkeypatch.setenv(journal.ENV_DIR, str(folder))
+    return folder
+
+
+def test_the_environment_variable_chooses_the_folder(home):
+    assert journal.progress_file() == home / "progress.jsonl"
+
+
+def test_default_folder_is_a_user_data_directory(monkeypatch, tmp_path):
+    monkeypatch.delenv(journal.ENV_DIR, raising=False)
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path))
+    monkeypatch.setattr(journal.sys, "platform", "linux")
+    assert journal.progress_dir() == tmp_path / "pytorch-internals-course"
+    monkeypatch.setattr(journal.sys, "platform", "darwin")
+    assert "Application Support" in str(journal.progress_dir())
+
+
+def test_the_test_run_never_writes_to_the_real_home():
+    """conftest.py points every test (and nbval's kernels) at a temporary folder."""
+    assert not str(journal.progress_dir()).startswith(str(Path.home() / ".local"))
+
+
+def test_record_and_load_round_trip(home):
+    journal.record("04.stride", "check", passed=False)
+    journal.record("04.stride", "hint")
+    journal.record("04.stride", "check", passed=True)
+    events = journal.load()
+    assert [(e.event, e.passed) for e in events] == [
+        ("check", False),
+        ("hint", None),
+        ("check", True),
+    ]
+    assert journal.hint_seen("04.stride") and not journal.hint_seen("05.other")
+
+
+def test_damaged_lines_are_skipped_not_fatal(home):
+    home.mkdir()
+    good = json.dumps({"t": 1.0, "exercise": "01.a", "event": "check", "passed": True})
+    (home / "progress.jsonl").write_text(f"{good}\n{{not json\n[1, 2]\n{good[:20]}\n{good}\n")
+    assert len(journal.load()) == 2
+
+
+def test_an_unwritable_folder_warns_once_and_never_raises(tmp_path, monkeypatch):
+    blocker = tmp_path / "file"
+    blocker.write_text("not a folder")
+    monkeypatch.setenv(journal.ENV_DIR, str(blocker / "sub"))
+    monkeypatch.setitem(journal._WARNED, "write", False)
+    with pytest.warns(UserWarning, match="COURSE_PROGRESS_DIR"):
+        journal.record("01.a", "check", passed=True)
+    journal.record("01.a", "check", passed=True)  # second time: silent
+
+
+def test_unknown_event_is_refused(home):
+    with pytest.raises(ValueError, match="allowed"):
+        journal.record("01.a", "peek")
+
+
+def _events(*spec):
+    """Events from (minute, exercise, event, passed) tuples."""
+    return [Event(60.0 * m, ex, ev, p) for m, ex, ev, p in spec]
+
+
+def test_standing_counts_attempts_up_to_the_first_pass():
+    events = _events(
+        (0, "04.a", "check", False),
+        (2, "04.a", "hint", None),
+        (5, "04.a", "check", False),
+        (9, "04.a", "check", True),
+        (30, "04.a", "check", False),  # playing after passing does not undo it
+    )
+    s = journal.standing("04.a", events)
+    assert (s.status, s.attempts, s.hints, s.solution, s.minutes) == ("passed", 3, 1, False, 9.0)
+
+
+def test_trying_and_stuck():
+    events = _events(*[(m, "05.b", "check", False) for m in range(journal.STUCK_ATTEMPTS)])
+    s = journal.standing("05.b", events)
+    assert s.status == "trying" and s.stuck
+    assert not journal.standing("05.b", events[:1]).stuck
+    assert journal.standing("05.c", events).status == "not started"
+
+
+def test_progress_table_groups_by_notebook_and_lists_known_exercises():
+    events = _events((0, "04.a", "check", True), (1, "05.b", "check", False))
+    text = journal.progress_table(events, known=["04.a", "04.z", "05.b"])
+    assert "notebook 04" in text and "notebook 05" in text
+    summary = journal.notebook_rows(events, known=["04.a", "04.z", "05.b"])
+    assert summary[0] == {
+        "notebook": "04",
+        "passed": "1/2",
+        "trying": "-",
+        "hints": 0,
+        "minutes": 0.0,
+    }
+    assert summary[1]["trying"] == "05.b"
+    assert "not started" in text  # 04.z
+    assert "No progress recorded yet" in journal.progress_table([])
+
+
+def _write(path: Path, events: list[Event]) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    lines = [
+        json.dumps({"t": e.t, "exercise": e.exercise, "event": e.event, "passed": e.passed})
+        for e in events
+    ]
+    path.write_text("\n".join(lines) + "\n")
+
+
+def test_collect_reads_both_layouts_and_names_who_is_stuck(tmp_path):
+    stuck = [(m, "04.a", "check", False) for m in range(4)]
+    _write(tmp_path / "ana.jsonl", _events((0, "04.a", "check", True), (3, "05.b", "check", False)))
+    _write(tmp_path / "ben" / ".local/share/x/progress.jsonl", _events(*stuck))
+    _write(tmp_path / "cy.jsonl", [])
+    files = journal.learner_files(tmp_path)
+    assert sorted(files) == ["ana", "ben", "cy"]
+    text = journal.collect_table(tmp_path, now=600.0)
+    assert text.startswith("3 learners")
+    rows = {
+        r["learner"]: r for r in journal.class_rows({n: journal.load(p) for n, p in files.items()})
+    }
+    assert rows["ben"]["stuck"] == "STUCK" and rows["ben"]["working on"] == "04.a"
+    assert rows["ana"]["working on"] == "05.b" and rows["ana"]["passed"] == 1
+    assert rows["cy"]["working on"] == "-"
+    by_exercise = {
+        r["exercise"]: r
+        for r in journal.exercise_rows({n: journal.load(p) for n, p in files.items()})
+    }
+    assert by_exercise["04.a"] == {"exercise": "04.a", "passed": 1, "trying": 1, "stuck": "ben"}
+
+
+def test_collect_from_a_missing_folder_says_so(tmp_path):
+    with pytest.raises(FileNotFoundError, match="no folder"):
+        journal.collect_table(tmp_path / "nope")
+    assert "No progress files" in journal.collect_table(tmp_path)
