@@ -62,7 +62,12 @@ LESSONS: tuple[Lesson, ...] = (
         "Strides and memory layout",
         "Why was the encoder non-contiguous, and what does that even mean?",
         30,
-        ("predict strides of view chains", "see why clone preserves layout"),
+        (
+            "compute an element's address",
+            "write the layout rules of .T, slicing and permute",
+            "write torch's contiguity rule",
+            "see why clone kept the layout",
+        ),
     ),
     Lesson(
         "05_dispatch.ipynb",

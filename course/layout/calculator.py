@@ -5,7 +5,8 @@ Memory is flat. A tensor is a *layout* over a flat storage: element (i, j, ...) 
 expand, unsqueeze, view, as_strided) only compute a new layout over the same storage; copies
 (contiguous, clone, a reshape that cannot be a view) make a new storage. Every rule here is a
 few lines of arithmetic over tuples, ported from ATen's own (named in each docstring), and
-tests/test_layout.py checks the predictions against the installed torch for random op chains.
+tests/layout/test_calculator.py checks the predictions against the installed torch for random
+op chains.
 """
 
 from __future__ import annotations
@@ -43,7 +44,8 @@ class Layout:
     @classmethod
     def contiguous(cls, shape: tuple[int, ...], storage_id: int = 0) -> Layout:
         """A fresh row-major tensor of `shape` (what torch.empty(shape) makes)."""
-        return cls(tuple(shape), contiguous_strides(shape), 0, math.prod(shape), storage_id)
+        shape = require_shape(shape)
+        return cls(shape, contiguous_strides(shape), 0, math.prod(shape), storage_id)
 
     @classmethod
     def of(cls, tensor: torch.Tensor) -> Layout:
@@ -97,6 +99,26 @@ class Layout:
                     f"(allowed 0 to {size - 1})"
                 )
         return self.offset + sum(i * s for i, s in zip(index, self.stride, strict=True))
+
+
+MAX_DIMS = 8  # more dims than any lesson needs; torch allows 64, a typo should not
+
+
+def require_shape(shape: object) -> tuple[int, ...]:
+    """A shape as a tuple of sizes >= 0, or a CourseError naming the bad value.
+
+    Why not just `tuple(shape)`: a string such as "3,4" would become ('3', ',', '4'), and a -1
+    (which `view` accepts as "infer") would make a negative storage size.
+    """
+    ok = isinstance(shape, (tuple, list, torch.Size)) and len(shape) <= MAX_DIMS
+    if not ok or not all(isinstance(s, int) and not isinstance(s, bool) for s in shape):
+        raise CourseError(
+            f"shape {shape!r} is not allowed: give a tuple of at most {MAX_DIMS} whole "
+            "numbers, like (4, 6)"
+        )
+    if any(s < 0 for s in shape):
+        raise CourseError(f"shape {tuple(shape)} is not allowed: every size must be >= 0")
+    return tuple(shape)
 
 
 def explain_contiguity(layout: Layout) -> str:
@@ -390,7 +412,13 @@ _RULES = {
 
 def apply(layout: Layout, op: Op) -> Layout:
     """The layout after one op, or a CourseError saying why torch would refuse it."""
-    return _RULES[op.name](layout, *op.args)
+    name = getattr(op, "name", None)
+    if name not in _RULES:
+        raise CourseError(
+            f"the calculator has no rule for {name if name else op!r}; "
+            f"it knows: {', '.join(_RULES)}"
+        )
+    return _RULES[name](layout, *op.args)
 
 
 def apply_chain(layout: Layout, ops: list[Op]) -> list[Layout]:

@@ -1,93 +1,306 @@
-"""Notebook 04's exercises: predict a stride, make a view contiguous, find the freezing tensor.
+"""Notebook 04's exercises: the learner builds the layout calculator's core, then uses it.
 
-Registered on import, like every lesson's `exercises` module. Each checker asks
-real torch (and, for the MPS exercise, the emulated device) for the expected answer, so nothing
-here is hard-coded but the questions.
+Registered on import, like every lesson's `exercises` module. The three "build" checkers run the
+learner's function on a few hundred random layouts (course.layout.oracle) with real torch as the
+oracle and report the smallest layout where they disagree; the MPS exercise runs a real Adam step
+on the emulated device. Nothing here is hard-coded but the questions.
 """
 
 from __future__ import annotations
 
 import torch
 
-from course.errors import CourseError
-from course.exercises import Exercise, failed, passed, register
-from course.layout.calculator import Layout, apply_torch
-from course.layout.opchain import parse_chain
+from course.exercises import (
+    NOT_ATTEMPTED,
+    Exercise,
+    Prediction,
+    Verdict,
+    failed,
+    passed,
+    register,
+    register_prediction,
+)
+from course.layout import oracle
+from course.layout.calculator import Layout
 
-# --- Exercises ------------------------------------------------------------------------------
-
-PREDICT_SHAPE = (4, 6, 8)
-PREDICT_CHAIN = "transpose(0, 2); [1:, ::2]; unsqueeze(1)"
-
-
-def _as_stride(answer: object) -> tuple[int, ...]:
-    if isinstance(answer, torch.Tensor) or not isinstance(answer, (tuple, list, torch.Size)):
-        raise CourseError(
-            f"give the stride as a tuple of ints like (1, 2, 3), not a {type(answer).__name__}"
-        )
-    if not all(isinstance(v, int) and not isinstance(v, bool) for v in answer):
-        raise CourseError(f"every entry of the stride must be a whole number: {answer!r}")
-    return tuple(answer)
+# --- Build the calculator's core ---------------------------------------------------------------
 
 
-def check_predict_stride(answer: object) -> object:
-    """04.predict_stride: the learner's stride vs torch's for PREDICT_CHAIN."""
-    ops = parse_chain(PREDICT_CHAIN)
-    tensor = torch.zeros(PREDICT_SHAPE)
-    for op in ops:
-        tensor = apply_torch(tensor, op)
-    expected = tensor.stride()
-    shape = f"a tuple of {len(expected)} ints"
-    try:
-        yours = _as_stride(answer)
-    except CourseError as exc:
-        return failed(str(exc), answer, shape)
-    if len(yours) != len(expected):
-        return failed(
-            f"the result has {len(expected)} dims (shape {tuple(tensor.shape)}); your "
-            f"stride has {len(yours)} entries",
-            yours,
-            shape,
-        )
-    wrong = [d for d in range(len(yours)) if yours[d] != expected[d]]
+def _not_a_function(fn: object, example: str) -> Verdict | None:
+    if callable(fn):
+        return None
+    return failed(f"give a function, e.g. {example}", type(fn).__name__, "a function")
+
+
+def check_address(fn: object) -> Verdict:
+    """04.address: address(index, stride, offset) against torch on ~250 random layouts."""
+    wrong = _not_a_function(fn, "def address(index, stride, offset): return ...")
     if wrong:
-        # show the entries you got right, and '?' where you did not: a nudge, not the answer
-        masked = "(" + ", ".join("?" if d in wrong else str(v) for d, v in enumerate(yours)) + ")"
-        return failed(
-            f"dims {wrong} are off. Trace the chain one step at a time in explore(): "
-            f"shape {PREDICT_SHAPE}, ops {PREDICT_CHAIN!r}",
-            yours,
-            masked,
+        return wrong
+    cases = oracle.address_cases()
+    miss = oracle.first_mismatch(cases, fn)
+    if miss is None:
+        return passed(
+            f"right on all {len(cases)} random layouts (offsets, permuted, sliced, expanded): "
+            "an element's address is the offset plus index times stride, dim by dim"
         )
-    return passed(
-        f"stride {expected}: slicing multiplied a stride, unsqueeze inserted "
-        "size*stride of the dim it landed before, and no data moved"
+    index, stride, offset = miss.case.args
+    nudge = ""
+    if isinstance(miss.yours, int) and miss.yours + offset == miss.case.expected and offset:
+        nudge = " (the storage offset is where the tensor starts: it counts too)"
+    return failed(
+        f"smallest layout where torch disagrees: {miss.case.label}{nudge}",
+        miss.yours,
+        f"slot {miss.case.expected}",
     )
 
 
-def _predict_stride_reference():
-    stride = (6 * 8, 8, 1)  # torch.zeros(4, 6, 8) is contiguous
-    stride = (stride[2], stride[1], stride[0])  # transpose(0, 2) swaps two entries
-    stride = (stride[0], stride[1] * 2, stride[2])  # [1:, ::2]: '1:' moves the offset, ::2 doubles
-    size_1 = 6 // 2  # dim 1 after ::2 has 3 elements
-    return (stride[0], size_1 * stride[1], stride[1], stride[2])  # unsqueeze(1): size * stride
+def check_is_contiguous(fn: object) -> Verdict:
+    """04.is_contiguous: is_contiguous(shape, stride) against Tensor.is_contiguous()."""
+    wrong = _not_a_function(fn, "def is_contiguous(shape, stride): return ...")
+    if wrong:
+        return wrong
+    cases = oracle.contiguity_cases()
+    miss = oracle.first_mismatch(cases, fn)
+    if miss is None:
+        return passed(
+            f"right on all {len(cases)} random layouts: row-major order with no gaps, where "
+            "size-1 dims (never stepped along) and empty tensors (nothing to read) never disagree"
+        )
+    shape = miss.case.args[0]
+    nudge = ""
+    if 0 in shape:
+        nudge = " (this tensor has no elements: is there any slot it could read out of order?)"
+    elif 1 in shape:
+        nudge = " (a size-1 dim is never stepped along: does its stride matter?)"
+    return failed(
+        f"smallest layout where torch disagrees: {miss.case.label}{nudge}",
+        miss.yours,
+        miss.case.expected,
+    )
+
+
+VIEW_RULES = {
+    "T": (oracle.transpose_cases, "def after_T(shape, stride, offset)"),
+    "step_slice": (
+        oracle.step_slice_cases,
+        "def step_slice(shape, stride, offset, dim, start, stop, step)",
+    ),
+    "permute": (oracle.permute_cases, "def permute(shape, stride, offset, dims)"),
+}
+_VIEW_NUDGES = {
+    "T": "a transpose moves no data: which of shape, stride and offset can change?",
+    "step_slice": "count the elements start, start + step, ... that stay below stop; the "
+    "view starts at element `start` of that dim",
+    "permute": "dim i of the result is dim dims[i] of the input",
+}
+
+
+def check_view_rules(rules: object) -> Verdict:
+    """04.view_rules: the layout after .T, a step slice and a permute, each against torch."""
+    if not isinstance(rules, dict) or set(rules) != set(VIEW_RULES):
+        return failed(
+            "answer with a dict of your three functions: "
+            "{'T': after_T, 'step_slice': step_slice, 'permute': permute}",
+            type(rules).__name__,
+            "a dict with keys " + ", ".join(VIEW_RULES),
+        )
+    total = 0
+    for name, (make_cases, signature) in VIEW_RULES.items():
+        wrong = _not_a_function(rules[name], f"{signature}: return shape, stride, offset")
+        if wrong:
+            return wrong
+        cases = make_cases()
+        total += len(cases)
+        try:
+            miss = oracle.first_mismatch(cases, rules[name])
+        except NotImplementedError:
+            return failed(
+                f"{NOT_ATTEMPTED}: your {name!r} function still raises NotImplementedError"
+            )
+        if miss is not None:
+            return failed(
+                f"your {name!r} rule: smallest layout where torch disagrees: {miss.case.label}. "
+                f"Hint: {_VIEW_NUDGES[name]}",
+                miss.yours,
+                f"(shape, stride, offset) = {miss.case.expected}",
+            )
+    return passed(
+        f"all three rules agree with torch on {total} random layouts: views only rearrange "
+        "shape, stride and offset; the storage never moves"
+    )
+
+
+def _address_reference():
+    def address(index, stride, offset):
+        return offset + sum(i * s for i, s in zip(index, stride, strict=True))
+
+    return address
+
+
+def _is_contiguous_reference():
+    def is_contiguous(shape, stride):
+        if 0 in shape:
+            return True  # nothing to read, so nothing out of order
+        expected = 1
+        for size, step in zip(reversed(shape), reversed(stride), strict=True):
+            if size != 1:  # a size-1 dim is never stepped along
+                if step != expected:
+                    return False
+                expected *= size
+        return True
+
+    return is_contiguous
+
+
+def _after_t(shape, stride, offset):
+    return shape[::-1], stride[::-1], offset
+
+
+def _step_slice(shape, stride, offset, dim, start, stop, step):
+    new_shape, new_stride = list(shape), list(stride)
+    new_shape[dim] = (stop - start + step - 1) // step  # ceil: start, start+step, ... < stop
+    new_stride[dim] = stride[dim] * step
+    return tuple(new_shape), tuple(new_stride), offset + start * stride[dim]
+
+
+def _permute(shape, stride, offset, dims):
+    return tuple(shape[d] for d in dims), tuple(stride[d] for d in dims), offset
+
+
+def _view_rules_reference():
+    return {"T": _after_t, "step_slice": _step_slice, "permute": _permute}
+
+
+def _contiguous_strides_only(shape, stride):
+    expected, running = [], 1
+    for size in reversed(shape):
+        expected.insert(0, running)
+        running *= size
+    return tuple(stride) == tuple(expected)
+
+
+def _with_size_one_rule(shape, stride):
+    expected = 1
+    for size, step in zip(reversed(shape), reversed(stride), strict=True):
+        if size != 1:
+            if step != expected:
+                return False
+            expected *= size
+    return True
 
 
 register(
     Exercise(
-        "04.predict_stride",
-        f"Predict x.stride() for x = torch.zeros{PREDICT_SHAPE} after {PREDICT_CHAIN!r}.",
-        check_predict_stride,
-        "Go step by step: transpose swaps stride entries; a slice with step k multiplies "
-        "that dim's stride by k (its start only moves the offset); unsqueeze(d) inserts "
-        "size[d] * stride[d].",
-        _predict_stride_reference,
+        "04.address",
+        "Write address(index, stride, offset): the storage slot of the element at `index`.",
+        check_address,
+        "Start at the offset; each step along dim d moves stride[d] slots.",
+        _address_reference,
         (
-            lambda: (12, 12, 4, 1),
-            lambda: (1, 24, 8, 48),
-            lambda: (1, 1, 16, 48),
-            lambda: torch.tensor([1, 48, 16, 48]),
+            lambda: (
+                lambda index, stride, offset: sum(i * s for i, s in zip(index, stride, strict=True))
+            ),
+            lambda: (
+                lambda index, stride, offset: (
+                    offset + sum(i * s for i, s in zip(index, stride[::-1], strict=True))
+                )
+            ),
+            lambda: lambda index, stride, offset: offset + sum(index) * max(stride),
         ),
+    )
+)
+register(
+    Exercise(
+        "04.is_contiguous",
+        "Write is_contiguous(shape, stride) with torch's rules (size-1 dims, empty tensors).",
+        check_is_contiguous,
+        "Walk the dims from last to first: the stride must equal the product of the sizes "
+        "after it. Decide what a size-1 dim, and a tensor with no elements, should do.",
+        _is_contiguous_reference,
+        (
+            lambda: _contiguous_strides_only,
+            lambda: _with_size_one_rule,
+            lambda: lambda shape, stride: list(stride) == sorted(stride, reverse=True),
+            lambda: lambda shape, stride: not stride or stride[-1] == 1,
+        ),
+    )
+)
+register(
+    Exercise(
+        "04.view_rules",
+        "Write the layout (shape, stride, offset) after .T, after a step slice "
+        "[start:stop:step] on one dim, and after permute(dims).",
+        check_view_rules,
+        "None of them moves data. .T reverses the dims; a step slice starts `start` elements "
+        "into the dim and jumps `step` elements at a time; permute reorders the dims.",
+        _view_rules_reference,
+        (
+            lambda: {
+                **_view_rules_reference(),
+                "T": lambda shape, stride, offset: (shape[::-1], stride, offset),
+            },
+            lambda: {
+                **_view_rules_reference(),
+                "step_slice": lambda shape, stride, offset, dim, start, stop, step: (
+                    tuple((stop - start) // step if d == dim else s for d, s in enumerate(shape)),
+                    tuple(s * step if d == dim else s for d, s in enumerate(stride)),
+                    offset + start * stride[dim],
+                ),
+            },
+            lambda: {
+                **_view_rules_reference(),
+                "step_slice": lambda shape, stride, offset, dim, start, stop, step: (
+                    _step_slice(shape, stride, offset, dim, start, stop, step)[:2] + (offset,)
+                ),
+            },
+            lambda: {
+                **_view_rules_reference(),
+                "permute": lambda shape, stride, offset, dims: (
+                    tuple(shape[dims.index(d)] for d in range(len(dims))),
+                    tuple(stride[dims.index(d)] for d in range(len(dims))),
+                    offset,
+                ),
+            },
+        ),
+    )
+)
+
+
+# --- Predictions --------------------------------------------------------------------------------
+
+
+def _transpose_writes() -> str:
+    x = torch.arange(24).view(4, 6)
+    x.T[0, 1] = 100
+    return "yes: x[1, 0] becomes 100" if x[1, 0].item() == 100 else "no: x.T is a copy"
+
+
+def _clone_layout() -> str:
+    weight = torch.zeros(384, 1536)  # the decoder weight's shape
+    clone = weight.T.clone()
+    return "transposed, like .T" if clone.stride() == (1, 1536) else "row-major (contiguous)"
+
+
+register_prediction(
+    Prediction(
+        "04.transpose_writes",
+        "y = x.T; y[0, 1] = 100. Does x change?",
+        ("yes: x[1, 0] becomes 100", "no: x.T is a copy"),
+        _transpose_writes,
+        "x.T is a view: same storage, swapped strides. Element (0, 1) of the view is the "
+        "storage slot of x[1, 0].",
+    )
+)
+register_prediction(
+    Prediction(
+        "04.clone_layout",
+        "The story's init: encoder.weight = decoder.weight.T.clone(). Which strides does the clone "
+        "get?",
+        ("row-major (contiguous)", "transposed, like .T"),
+        _clone_layout,
+        "clone() defaults to memory_format=torch.preserve_format: a dense layout is copied as "
+        "it is, so the new tensor keeps .T's strides (1, 1536).",
     )
 )
 
@@ -106,7 +319,7 @@ def layout_cases() -> dict[str, torch.Tensor]:
     }
 
 
-def check_make_contiguous(fn: object) -> object:
+def check_make_contiguous(fn: object) -> Verdict:
     """04.make_contiguous: contiguous result, same values, input untouched, no wasted copy."""
     if not callable(fn):
         return failed("give a function, e.g. def make_contiguous(x): return ...", fn, "a function")
@@ -170,15 +383,19 @@ register(
 
 
 def _suspect_builders() -> list[tuple[str, torch.Tensor]]:
-    torch.manual_seed(0)
+    gen = torch.Generator().manual_seed(0)  # private: the learner's global RNG is untouched
+
+    def randn(*shape: int) -> torch.Tensor:
+        return torch.randn(*shape, generator=gen)
+
     return [
-        ("torch.randn(6, 4)", torch.randn(6, 4)),
-        ("torch.randn(8, 4)[2:5]", torch.randn(8, 4)[2:5]),
-        ("torch.randn(1, 6).T", torch.randn(1, 6).T),
-        ("torch.randn(4, 6).T.contiguous()", torch.randn(4, 6).T.contiguous()),
-        ("torch.randn(4, 6).T.clone()", torch.randn(4, 6).T.clone()),
-        ("torch.randn(6, 4).reshape(4, 6)", torch.randn(6, 4).reshape(4, 6)),
-        ("torch.randn(2, 3, 4).permute(0, 1, 2)", torch.randn(2, 3, 4).permute(0, 1, 2)),
+        ("torch.randn(6, 4)", randn(6, 4)),
+        ("torch.randn(8, 4)[2:5]", randn(8, 4)[2:5]),
+        ("torch.randn(1, 6).T", randn(1, 6).T),
+        ("torch.randn(4, 6).T.contiguous()", randn(4, 6).T.contiguous()),
+        ("torch.randn(4, 6).T.clone()", randn(4, 6).T.clone()),
+        ("torch.randn(6, 4).reshape(4, 6)", randn(6, 4).reshape(4, 6)),
+        ("torch.randn(2, 3, 4).permute(0, 1, 2)", randn(2, 3, 4).permute(0, 1, 2)),
     ]
 
 
@@ -199,7 +416,7 @@ def frozen_on_mps(tensor: torch.Tensor, profile: str = "2.2.1-macos14") -> bool:
         return torch.equal(before, param.detach().inner)
 
 
-def check_find_mps_bug(answer: object) -> object:
+def check_find_mps_bug(answer: object) -> Verdict:
     """04.find_mps_bug: the index of the suspect that an emulated Adam step leaves frozen."""
     suspects = _suspect_builders()
     frozen = [i for i, (_, t) in enumerate(suspects) if frozen_on_mps(t)]
@@ -229,8 +446,9 @@ def check_find_mps_bug(answer: object) -> object:
             wanted,
         )
     return passed(
-        f"{label} has stride {tensor.stride()}: clone() kept the transposed layout, so "
-        "addcmul_/addcdiv_ write into a Placeholder's temporary copy and the update is lost"
+        f"{label} has stride {tensor.stride()}: clone() kept the transposed layout, and on "
+        "the emulated 2.2.1 MPS device Adam's update of such a parameter never lands "
+        "(notebooks 05-06 find out why)"
     )
 
 

@@ -29,6 +29,7 @@ from course.layout.calculator import (
     view_verdict,
 )
 from course.layout.opchain import SYNTAX, parse_chain, parse_ints
+from course.tables import text_table
 from course.ui import Drawing, Panel, html_table
 
 MAX_CELLS = 64  # the largest storage or view the explorer draws legibly
@@ -220,7 +221,7 @@ def _step_rows(layouts: list[Layout], ops_text: str) -> list[dict[str, object]]:
 def chain_table(shape: str, ops: str) -> str:
     """A chain's layout after every step, as text: what the explorer's table shows."""
     layouts, _ = trace_chain(shape, ops)
-    return layout_text(_step_rows(layouts, ops))
+    return text_table(_step_rows(layouts, ops))
 
 
 def _verdict_line(layout: Layout, view_as: str) -> str:
@@ -315,11 +316,11 @@ def encoder_layouts(d_model: int = 384, n_features: int = 1536) -> list[dict[str
     """The story's init and one Adam step, tensor by tensor: who is non-contiguous and why."""
     from course.story.sae import TopKSAE
 
-    model = TopKSAE(d_model, n_features, k=min(32, n_features), init="transposed", seed=0)
+    with torch.random.fork_rng(devices=[]):  # the learner's global RNG stream stays as it was
+        model = TopKSAE(d_model, n_features, k=min(32, n_features), init="transposed", seed=0)
     decoder = model.decoder.weight.detach()
     encoder = model.encoder.weight
-    torch.manual_seed(0)
-    x = torch.randn(8, d_model)
+    x = torch.randn(8, d_model, generator=torch.Generator().manual_seed(0))
     (model(x) - x).pow(2).mean().backward()
     optimizer = torch.optim.Adam(model.parameters(), lr=1e-3)
     optimizer.step()
@@ -356,13 +357,3 @@ def channels_last_layouts() -> list[dict[str, object]]:
         describe("channels_last .contiguous()", nhwc.contiguous(), nhwc),
         describe("channels_last .permute(0, 2, 3, 1)", nhwc.permute(0, 2, 3, 1), nhwc),
     ]
-
-
-def layout_text(rows: list[dict[str, object]]) -> str:
-    """Rows as a fixed-width text table (printed in checked notebook cells)."""
-    keys = list(rows[0])
-    cells = [[str(k) for k in keys]] + [[str(row.get(k, "")) for k in keys] for row in rows]
-    widths = [max(len(line[i]) for line in cells) for i in range(len(keys))]
-    return "\n".join(
-        "  ".join(c.ljust(w) for c, w in zip(line, widths, strict=True)).rstrip() for line in cells
-    )

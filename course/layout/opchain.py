@@ -77,6 +77,8 @@ def chain_text(ops: list[Op] | tuple[Op, ...]) -> str:
 
 def parse_chain(text: str) -> list[Op]:
     """Parse "T; [:, ::2]; unsqueeze(0)" into Ops; an empty text is an empty chain."""
+    if not isinstance(text, str):
+        raise CourseError(f"a chain of ops is text like 'T; [:, ::2]; unsqueeze(0)', not {text!r}")
     steps = [s.strip() for s in text.split(";")]
     if steps == [""]:
         return []

@@ -1,4 +1,4 @@
-"""The stride explorer driven from pytest, the layout demonstrations, and notebook 04's checkers."""
+"""The stride explorer driven from pytest, and the layout demonstrations of notebook 04."""
 
 from __future__ import annotations
 
@@ -7,19 +7,17 @@ import torch
 
 import course.layout.explorer as strides
 from course.errors import CourseError
-from course.exercises import check
 from course.layout.calculator import Layout
-from course.layout.exercises import frozen_on_mps, layout_cases, mps_suspects
 from course.layout.explorer import (
     CUSTOM,
     PRESETS,
     channels_last_layouts,
     encoder_layouts,
     explore,
-    layout_text,
     storage_values,
     trace_chain,
 )
+from course.tables import text_table
 
 
 @pytest.fixture
@@ -125,34 +123,15 @@ def test_channels_last_survives_clone_but_not_contiguous():
     assert rows["channels_last .contiguous()"]["contiguous"] is True
 
 
-def test_layout_text_aligns_columns():
-    lines = layout_text(channels_last_layouts()).splitlines()
+def test_layout_tables_align_columns():
+    lines = text_table(channels_last_layouts()).splitlines()
     assert lines[0].startswith("tensor") and len(lines) == 8
     assert len({line.index("(2, ") for line in lines[1:]}) == 1
 
 
-def test_predict_stride_messages():
-    assert check("04.predict_stride", (1, 48, 16, 48)).passed
-    verdict = check("04.predict_stride", (1, 48, 16))
-    assert "4 dims" in verdict.message
-    assert "not a Tensor" in check("04.predict_stride", torch.tensor([1])).message
-
-
-def test_make_contiguous_tries_non_contiguous_layouts():
-    cases = layout_cases()
-    assert sum(not t.is_contiguous() for t in cases.values()) == 4
-    assert check("04.make_contiguous", lambda x: x.contiguous()).passed
-    verdict = check("04.make_contiguous", lambda x: x.clone())
-    assert "transposed input the result is not contiguous" in verdict.message
-    wasted = check("04.make_contiguous", lambda x: x.clone(memory_format=torch.contiguous_format))
-    assert "wasted copy" in wasted.message
-    assert "changed its transposed input" in check("04.make_contiguous", torch.Tensor.zero_).message
-
-
-def test_find_mps_bug_is_decided_by_experiment():
-    frozen = [i for i, t in enumerate(mps_suspects()) if frozen_on_mps(t)]
-    assert frozen == [4]
-    assert not frozen_on_mps(mps_suspects()[4], profile="2.4-macos14")
-    assert "storage offset does not" in check("04.find_mps_bug", 1).message
-    assert "size-1 dims" in check("04.find_mps_bug", 2).message
-    assert check("04.find_mps_bug", 4).passed
+def test_encoder_layouts_leave_the_global_rng_alone():
+    torch.manual_seed(123)
+    expected = torch.rand(3)
+    torch.manual_seed(123)
+    encoder_layouts(d_model=8, n_features=12)
+    assert torch.equal(torch.rand(3), expected)

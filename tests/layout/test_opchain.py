@@ -37,3 +37,9 @@ def test_parse_ints_reads_shapes_and_refuses_words():
     assert parse_ints("(4, 6)", "shape") == (4, 6) and parse_ints(" ", "shape") == ()
     with pytest.raises(CourseError, match="shape 'four': write whole numbers"):
         parse_ints("four", "shape")
+
+
+@pytest.mark.parametrize("text", [None, 3, ["T"]])
+def test_a_chain_must_be_text(text):
+    with pytest.raises(CourseError, match="a chain of ops is text like"):
+        parse_chain(text)

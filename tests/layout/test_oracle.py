@@ -1,0 +1,57 @@
+"""Random layouts for notebook 04's checkers: every kind drawn, torch's answers, smallest first."""
+
+from __future__ import annotations
+
+import torch
+
+from course.layout import oracle
+from course.layout.oracle import View, as_ints, first_mismatch, random_views
+
+
+def test_views_are_real_tensors_whose_values_are_addresses():
+    view = View((2, 3), (1, 4), 5)
+    tensor = view.tensor()
+    assert (tuple(tensor.shape), tensor.stride(), tensor.storage_offset()) == ((2, 3), (1, 4), 5)
+    assert tensor[1, 2].item() == 5 + 1 * 1 + 2 * 4
+    assert View((0, 3), (7, 1), 2).tensor().numel() == 0
+
+
+def test_random_views_cover_every_kind_and_are_deterministic():
+    views = random_views(count=300, seed=0)
+    assert views == random_views(count=300, seed=0) and len(set(views)) == 300
+    assert any(0 in v.shape for v in views) and any(0 in v.stride for v in views)
+    assert any(v.offset for v in views)
+    assert any(not v.tensor().is_contiguous() for v in views)
+    assert [v.size_key for v in views] == sorted(v.size_key for v in views)
+
+
+def test_random_views_leave_the_global_rng_alone():
+    torch.manual_seed(3)
+    expected = torch.rand(2)
+    torch.manual_seed(3)
+    oracle.address_cases()
+    assert torch.equal(torch.rand(2), expected)
+
+
+def test_cases_hold_torch_answers():
+    for case in oracle.transpose_cases()[:20]:
+        shape, stride, offset = case.args
+        assert case.expected == (shape[::-1], stride[::-1], offset)
+    assert {c.expected for c in oracle.contiguity_cases()} == {True, False}
+
+
+def test_first_mismatch_is_the_smallest_and_reports_exceptions():
+    cases = oracle.contiguity_cases()
+    miss = first_mismatch(cases, lambda shape, stride: True)
+    assert miss is not None and not miss.case.expected
+    smaller = [c for c in cases if not c.expected and c.view.size_key < miss.case.view.size_key]
+    assert smaller == []
+    crash = first_mismatch(cases, lambda shape, stride: shape[5])
+    assert "raised IndexError" in str(crash.yours) and "yours" in str(crash)
+    assert first_mismatch(cases, lambda s, st: View(s, st, 0).tensor().is_contiguous()) is None
+
+
+def test_as_ints_normalises_what_a_learner_returns():
+    assert as_ints([[2, 3], torch.Size([3, 1]), 0]) == ((2, 3), (3, 1), 0)
+    assert as_ints(True) is True and as_ints(None) is None
+    assert isinstance(as_ints(torch.tensor(3)), torch.Tensor)  # stays a tensor: compare fails
