@@ -12,7 +12,7 @@ JOBS ?= 2
 NBVAL := --nbval-lax --nbval-current-env --nbval-sanitize-with tests/nbval_sanitize.cfg
 
 .PHONY: lab test test-unit test-notebooks test-browser lint format notebooks slides site doctor clean
-.PHONY: test-torch cell-times
+.PHONY: test-torch cell-times learner
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -24,8 +24,16 @@ $(STAMP): pyproject.toml
 
 venv: $(STAMP)
 
+# Learners work in workspace/ (untracked), made from the committed learner copies in learner/:
+# `git pull` never conflicts with their notebooks, and an edited one is never overwritten
+# (a lesson changed upstream lands beside it as NN_name.new.ipynb; scripts/lab_workspace.py).
 lab: $(STAMP)
-	$(BIN)/jupyter lab notebooks/00_start_here.ipynb $(LAB_ARGS)
+	$(BIN)/python scripts/lab_workspace.py
+	$(BIN)/jupyter lab workspace/00_start_here.ipynb $(LAB_ARGS)
+
+# The learner copies (no outputs, no solutions) regenerated from the reference notebooks.
+learner: $(STAMP)
+	$(BIN)/python scripts/make_learner_copies.py
 
 test: lint
 	$(BIN)/python -m pytest -n $(JOBS) --dist loadfile -p no:cacheprovider tests notebooks $(NBVAL) -m "not browser"

@@ -15,6 +15,7 @@ all of them through the checker, so no checker can silently accept everything.
 
 from __future__ import annotations
 
+import functools
 import html
 import importlib
 import inspect
@@ -126,6 +127,7 @@ def get(name: str) -> Exercise:
 
 
 NOT_ATTEMPTED = "not attempted yet"
+SCAFFOLD = "your code here"  # the learner copies' `raise NotImplementedError("your code here")`
 
 
 def advice(function: str, name: str) -> str:
@@ -133,17 +135,46 @@ def advice(function: str, name: str) -> str:
     return f"from course.exercises import {function}; {function}({name!r})"
 
 
+def _is_scaffold(exc: BaseException) -> bool:
+    return isinstance(exc, NotImplementedError) and str(exc) == SCAFFOLD
+
+
+def _watched(answer: Any) -> tuple[Any, Callable[[], bool]]:
+    """The answer, and a probe: did the learner's function raise the untouched scaffold?
+
+    A checker may catch the learner's exceptions itself (to say on which variant it went
+    wrong), so `check` cannot rely on seeing the NotImplementedError; the wrapper notes it.
+    Only plain functions are wrapped (classes and objects pass through untouched), and only the
+    scaffold's own message counts: a NotImplementedError from torch (an op a device lacks) is
+    a real answer's failure, not a blank one.
+    """
+    if not inspect.isfunction(answer):
+        return answer, lambda: False
+    seen: list[bool] = []
+
+    @functools.wraps(answer)
+    def watched(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return answer(*args, **kwargs)
+        except NotImplementedError as exc:
+            seen.append(_is_scaffold(exc))
+            raise
+
+    return watched, lambda: any(seen)
+
+
 def check(name: str, answer: Any) -> Verdict:
     """Check a learner's answer and save the result to the journal; never raises on the answer."""
     exercise = get(name)
     if answer is Ellipsis or answer is None:
         return failed(f"{NOT_ATTEMPTED}: replace the `...` with your answer, then run the cell.")
+    answer, blank = _watched(answer)
     try:
         verdict = exercise.checker(answer)
-    except NotImplementedError:
-        return failed(f"{NOT_ATTEMPTED}: your function still raises NotImplementedError.")
     except Exception as exc:
         verdict = failed(f"checking your answer raised {type(exc).__name__}: {exc}")
+    if blank():
+        return failed(f"{NOT_ATTEMPTED}: your function still raises NotImplementedError.")
     journal.record(name, "check", passed=verdict.passed)
     if not verdict.passed and not _hint_seen(name) and not _INSTRUCTOR["on"]:
         verdict.message += f"\n  stuck? run:  {advice('hint', name)}"

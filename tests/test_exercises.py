@@ -114,6 +114,40 @@ def test_hint_and_solution_in_one_cell_both_show_once_each(tmp_path):
     assert shown.count("return 42") == 1, texts
 
 
+@pytest.fixture
+def careful(fresh, monkeypatch):
+    """A checker that catches the learner's exceptions itself, as many do per variant."""
+    monkeypatch.setattr(exercises, "_REGISTRY", dict(exercises._REGISTRY))
+
+    def checker(fn):
+        try:
+            return exercises.passed("ok") if fn(2) == 4 else exercises.failed("wrong", fn(2), 4)
+        except Exception as exc:
+            return exercises.failed(f"on 2 your function raised {type(exc).__name__}: {exc}")
+
+    exercises.register(exercises.Exercise("99.square", "p", checker, "h", lambda: lambda x: x * x))
+    return fresh
+
+
+def test_the_untouched_scaffold_is_not_attempted_even_when_the_checker_catches_it(careful):
+    def square(x):
+        raise NotImplementedError(exercises.SCAFFOLD)
+
+    verdict = exercises.check("99.square", square)
+    assert exercises.NOT_ATTEMPTED in verdict.message and "stuck?" not in verdict.message
+    assert journal.load() == []  # a blank answer is not an attempt
+
+
+def test_a_real_not_implemented_error_is_a_real_failure(careful):
+    def square(x):
+        raise NotImplementedError("aten::pow is not implemented for 'emps'")
+
+    verdict = exercises.check("99.square", square)
+    assert not verdict.passed and exercises.NOT_ATTEMPTED not in verdict.message
+    assert "aten::pow" in verdict.message
+    assert exercises.check("99.square", lambda x: x * x).passed
+
+
 def test_unknown_exercise_lists_the_known_ones():
     with pytest.raises(CourseError, match="known exercises"):
         exercises.check("99.nope", 1)

@@ -26,7 +26,7 @@ LAYERS: tuple[frozenset[str], ...] = tuple(
         "adam",
         "audit",
         "casefile start mystery",
-        "catalog doctor __main__ __init__",
+        "catalog doctor frontends __main__ __init__",
     )
 )
 
