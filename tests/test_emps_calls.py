@@ -181,3 +181,44 @@ def test_old_torch_is_refused_with_the_real_floor(monkeypatch):
     message = str(caught.value)
     assert "torch >= 2.10" in message and "torch 2.9.0 lacks" in message
     assert ">= 2.9 " not in message and ">= 2.9)" not in message
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda a, empty: torch.add(a, a, out=empty(0)),
+        lambda a, empty: torch.sum(a, 0, out=empty(0)),
+        lambda a, empty: torch.max(a, 0, out=(empty(0), empty(0, dtype=torch.long))),
+    ],
+)
+def test_an_out_tensor_that_would_be_resized_is_refused(call):
+    def empty(*size, dtype=torch.float32):
+        return torch.empty(*size, dtype=dtype, device=emps.DEVICE)
+
+    with pytest.raises(CourseError, match=r"resized its out= tensor from \(0,\)"):
+        call(torch.ones(2, 3, device=emps.DEVICE), empty)
+
+
+@pytest.mark.parametrize(
+    ("make", "shape"),
+    [
+        (lambda d: torch.arange(6.0, device=d), (6,)),
+        (lambda d: torch.arange(0, 3, 0.5, device=d), (6,)),
+        (lambda d: torch.eye(3, 4, device=d), (3, 4)),
+        (lambda d: torch.triu_indices(3, 3, device=d), (2, 6)),
+        (lambda d: torch.hann_window(5, device=d), (5,)),
+        (lambda d: torch.kaiser_window(5, device=d), (5,)),
+        (lambda d: torch.linspace(0, 1, 5, device=d), (5,)),
+        (lambda d: torch.full((2, 3), 7.0, device=d), (2, 3)),
+    ],
+)
+def test_factories_give_the_cpu_result_with_its_shape(make, shape):
+    made = make(emps.DEVICE)
+    assert made.device.type == "emps" and made.shape == shape
+    assert made.cpu().equal(make("cpu"))
+
+
+def test_zeros_still_runs_the_fill_kernel_as_on_mps():
+    with emps.record() as log:
+        torch.zeros(3, device=emps.DEVICE)
+    assert log.ops() == ["aten::zero_"]

@@ -133,7 +133,9 @@ class EmulatedTensor(torch.Tensor):
                 f"in-place metadata op {op.name} is not supported on {DEVICE}; "
                 "use its out-of-place form (e.g. x = x.t())"
             )
-        return _wrap(func(*_unwrap(args), **_unwrap_kwargs(kwargs)))  # "direct" and "fused"
+        result = func(*_unwrap(args), **_unwrap_kwargs(kwargs))  # "direct" and "fused"
+        _check_not_resized(op.name, [*args, *kwargs.values()])
+        return _wrap(result)
 
 
 def _unwrap(value):
@@ -279,7 +281,21 @@ def _run_mutating(func, op: ops.OpRoute, args, kwargs):
         strided_buffers=backend.profile.strided_buffers,
     )
     run_kernel(backend.kernel_for(op.family), call)
+    _check_not_resized(op.name, [target])
     return target
+
+
+def _check_not_resized(name: str, arguments) -> None:
+    """Refuse an out= tensor the op resized: a wrapper's shape cannot follow its storage."""
+    for value in arguments:
+        values = value if type(value) in (list, tuple) else (value,)
+        for tensor in values:
+            if isinstance(tensor, EmulatedTensor) and tensor.inner.shape != tensor.shape:
+                raise CourseError(
+                    f"aten::{name} resized its out= tensor from {tuple(tensor.shape)} to "
+                    f"{tuple(tensor.inner.shape)}; on {DEVICE} an out= tensor must already have "
+                    "the result's shape (or leave out= away and use the returned tensor)"
+                )
 
 
 def _empty_memory_format(
@@ -293,6 +309,43 @@ def _empty_memory_format(
 def _empty_strided(size, stride, dtype=None, layout=None, device=None, pin_memory=None):
     _check_index(torch.device(device or DEVICE))
     return EmulatedTensor(torch.empty_strided(size, stride, dtype=dtype))
+
+
+# Factories whose composite kernel allocates `empty({0})` and resizes it through an out= call
+# (arange, range, eye, and the windows, which call arange), or that have no composite kernel
+# (tril/triu_indices). A wrapper cannot change its shape after the fact, so these run on the
+# CPU and the result is wrapped. (zeros/ones/full stay as on MPS: empty, then a fill kernel.)
+CPU_FACTORIES = (
+    "arange",
+    "range",
+    "eye",
+    "tril_indices",
+    "triu_indices",
+    "bartlett_window",
+    "blackman_window",
+    "hamming_window",
+    "hann_window",
+    "kaiser_window",
+)
+
+
+def _cpu_factory(overload: torch._ops.OpOverload):
+    def kernel(*args, **kwargs):
+        return _wrap(overload(*args, **_unwrap_kwargs(kwargs)))
+
+    return kernel
+
+
+def _factory_overloads():
+    """Every overload of CPU_FACTORIES (found in this torch; a missing one fails clearly)."""
+    for name in CPU_FACTORIES:
+        packet = getattr(torch.ops.aten, name, None)
+        if packet is None:
+            raise CourseError(f"torch {torch.__version__} has no aten::{name}; emps needs updating")
+        for overload_name in packet.overloads():
+            overload = getattr(packet, overload_name)
+            if not any(a.alias_info for a in overload._schema.arguments):  # not the out= ones
+                yield overload
 
 
 _LIBRARY: list[torch.library.Library] = []
@@ -357,5 +410,7 @@ def register() -> None:
     library.impl("empty.memory_format", _empty_memory_format, "PrivateUse1")
     library.impl("empty_strided", _empty_strided, "PrivateUse1")
     library.impl("_copy_from", _copy_from_kernel, "PrivateUse1")
+    for overload in _factory_overloads():
+        library.impl(overload, _cpu_factory(overload), "PrivateUse1")
     _LIBRARY.append(library)
     _THE_DEVICE.append(torch.device(DEVICE))
