@@ -3,37 +3,44 @@
 Nothing here is a hand-written op list. The ops come from the installed torch's dispatcher
 (`torch._C._dispatch_get_all_op_names()`) and their tags: every in-place overload whose op (or
 its functional twin) is tagged `pointwise`, plus the in-place random ops (tagged
-`nondeterministic_seeded`, taking a `generator=`). Arguments are built from each overload's
-`_schema`: tensors in a numeric domain where the op is finite and visibly changes its output,
-scalars from the schema's defaults. Whatever cannot be built is skipped with a reason.
+`nondeterministic_seeded`, taking a `generator=`). For each one the schemas also give its
+functional twin (`add_.Tensor` -> `add.Tensor`, the independent reference) and its `out=` variant
+(`add.out`). Arguments are built per dtype from the overload's `_schema`: tensors in a numeric
+domain where the op is finite and visibly changes its output, scalars that are *not* the schema's
+defaults (a kernel that ignores `alpha=` or `value=` must give a different answer). Whatever
+cannot be built is skipped with a reason.
 
 Note [Observable writes]
     A kernel that writes nothing is only caught if a correct write would change the output. So
     deterministic ops get a domain where the reference result differs from the input (`abs_` on
-    positive numbers would be an identity: we try mixed signs), and random ops get an output
-    poisoned with NaN, which no correct random op leaves behind.
+    positive numbers would be an identity: we try mixed signs), and random ops and `out=` outputs
+    start poisoned (NaN, or the integer minimum), which no correct write leaves behind.
 """
 
 from __future__ import annotations
 
 import functools
 import itertools
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, replace
 
 import torch
 
 from course.errors import CourseError
 
-SHAPE_2D = (32, 48)  # 1536 elements: enough samples for the random ops' distribution checks
-SHAPE_3D = (8, 12, 16)
-# Where each non-contiguous layout puts the logical tensor inside a bigger (or reordered) storage.
-LAYOUTS = ("transposed", "step-sliced", "permuted-3d", "storage-offset")
-CONTROL_LAYOUT = "contiguous"  # not audited by default: the layout every kernel gets right
+SHAPES = {2: (32, 48), 3: (8, 12, 16), 4: (2, 8, 8, 12)}  # 1536 elements each: enough samples
+# for the random ops' distribution checks, small enough for a sweep of every op in seconds
+DTYPES = {
+    "float32": torch.float32,
+    "float64": torch.float64,
+    "float16": torch.float16,
+    "bfloat16": torch.bfloat16,
+    "int64": torch.int64,
+    "bool": torch.bool,
+}
 FLOAT_DOMAINS = ((0.1, 0.9), (-0.9, 0.9), (1.1, 3.0), (-3.0, 3.0))
 INT_DOMAINS = ((1, 16), (-16, 16))
-DTYPES = (torch.float32, torch.int64, torch.float64)  # float32 first; the others only if it fails
-SCALARS = (0.3, 0.7, 0.5)  # successive scalar arguments without defaults (clamp's min < max)
+SCALARS = {"float": (0.3, 0.7, 0.5), "int": (3, 5, 7), "bool": (True,)}  # clamp's min < max
 
 
 @dataclass(frozen=True)
@@ -43,6 +50,8 @@ class AuditOp:
     name: str  # "aten::addcmul_" or "aten::add_.Tensor"
     overload: torch._ops.OpOverload
     kind: str
+    functional: torch._ops.OpOverload | None = None  # same arguments, returns a new tensor
+    out: torch._ops.OpOverload | None = None  # same arguments plus `out=`
 
     @property
     def base(self) -> str:
@@ -50,28 +59,56 @@ class AuditOp:
         return self.name.split(".")[0]
 
 
-@dataclass
+@dataclass(frozen=True)
 class Call:
-    """Arguments for one call: everything after `self`, plus the values `self` starts with."""
+    """Arguments for one call: everything after `self`, and the values `self` starts with.
+
+    Every tensor is a contiguous CPU tensor; `shaped` and `expanded` derive the variants the
+    layouts need (the same values seen as 3-D or 4-D, or inputs with one row broadcast).
+    """
 
     dtype: torch.dtype
-    self_values: torch.Tensor  # (shape) on the CPU
-    args: list[object]
+    self_values: torch.Tensor
+    args: tuple[object, ...]
     kwargs: dict[str, object]
+    domain: tuple = ()  # the (low, high) range the values come from
 
-    def on(self, device: str) -> tuple[list[object], dict[str, object]]:
-        """The arguments with every tensor moved to `device` (contiguous copies)."""
+    @property
+    def tensor_inputs(self) -> bool:
+        """Whether any argument besides `self` is a tensor (else "expanded" does not apply)."""
+        return any(isinstance(v, torch.Tensor) for v in (*self.args, *self.kwargs.values()))
 
-        def move(value: object) -> object:
-            return value.to(device) if isinstance(value, torch.Tensor) else value
+    def map_tensors(self, fn: Callable[[torch.Tensor], torch.Tensor], self_too: bool) -> Call:
+        """The same call with `fn` applied to every tensor argument (and to `self` if asked)."""
 
-        return [move(a) for a in self.args], {k: move(v) for k, v in self.kwargs.items()}
+        def each(value: object) -> object:
+            return fn(value) if isinstance(value, torch.Tensor) else value
+
+        return replace(
+            self,
+            self_values=fn(self.self_values) if self_too else self.self_values,
+            args=tuple(each(a) for a in self.args),
+            kwargs={k: each(v) for k, v in self.kwargs.items()},
+        )
+
+    def shaped(self, shape: tuple[int, ...]) -> Call:
+        """The same values seen in another shape with as many elements (pointwise ops)."""
+        return self.map_tensors(lambda t: t.reshape(shape), self_too=True)
+
+    def expanded(self) -> Call:
+        """Every tensor input's first row repeated, so it can be passed with stride 0."""
+        return self.map_tensors(lambda t: t[:1].expand_as(t).contiguous(), self_too=False)
 
 
 def full_name(overload: torch._ops.OpOverload) -> str:
     """The aten name an audit reports: "aten::addcmul_" or "aten::add_.Tensor"."""
     name = overload._schema.name
     return name if overload._overloadname == "default" else f"{name}.{overload._overloadname}"
+
+
+def dtype_name(dtype: torch.dtype) -> str:
+    """ "float32" for torch.float32: the name results and the CLI use."""
+    return str(dtype).removeprefix("torch.")
 
 
 @functools.cache
@@ -84,7 +121,10 @@ def discover() -> tuple[AuditOp, ...]:
             continue
         kind = _kind(overload)
         if kind is not None:
-            found[full_name(overload)] = AuditOp(full_name(overload), overload, kind)
+            functional, out = _twins(overload)
+            found[full_name(overload)] = AuditOp(
+                full_name(overload), overload, kind, functional, out
+            )
     if not any(op.base == "aten::addcmul_" for op in found.values()):
         raise CourseError(
             "found no aten::addcmul_ in this torch's dispatcher: the registry layout "
@@ -111,9 +151,14 @@ def _writes_only_self(schema) -> bool:
     return written == ["self"]
 
 
+def _functional_packet(overload: torch._ops.OpOverload):
+    """torch.ops.aten.add for aten::add_ (None if the op has no functional form)."""
+    return getattr(torch.ops.aten, overload._schema.name.split("::")[1][:-1], None)
+
+
 def _kind(overload: torch._ops.OpOverload) -> str | None:
     """ "pointwise" if it or its functional twin is tagged so; "random" for seeded in-place ops."""
-    functional = getattr(torch.ops.aten, overload._schema.name.split("::")[1][:-1], None)
+    functional = _functional_packet(overload)
     twin = getattr(functional, overload._overloadname, None) if functional is not None else None
     if torch.Tag.pointwise in overload.tags or (twin and torch.Tag.pointwise in twin.tags):
         return "pointwise"
@@ -123,14 +168,37 @@ def _kind(overload: torch._ops.OpOverload) -> str | None:
     return None
 
 
+def _signature(arguments: Iterable) -> list[tuple[str, str, bool]]:
+    return [(a.name, str(a.type), a.kwarg_only) for a in arguments]
+
+
+def _twins(overload: torch._ops.OpOverload):
+    """The functional twin and the out= variant taking exactly the in-place op's arguments."""
+    packet = _functional_packet(overload)
+    if packet is None:
+        return None, None
+    wanted = _signature(overload._schema.arguments)
+    functional = out = None
+    for name in packet.overloads():
+        candidate = getattr(packet, name)
+        arguments = candidate._schema.arguments
+        plain = [a for a in arguments if not a.is_out]
+        if _signature(plain) != wanted:
+            continue
+        if len(plain) == len(arguments) and name == overload._overloadname:
+            functional = candidate
+        elif len(arguments) == len(plain) + 1 and arguments[-1].name == "out":
+            out = candidate
+    return functional, out
+
+
 def find_ops(names: str | list[str] | None) -> list[AuditOp]:
     """Ops to audit: all, or the named ("addcmul_", "aten::add_.Tensor"; no overload: all)."""
     ops = discover()
     if names is None:
         return list(ops)
-    names = [names] if isinstance(names, str) else names
     chosen = []
-    for raw in names:
+    for raw in _names("op", names):
         name = raw if raw.startswith("aten::") else f"aten::{raw}"
         matches = [op for op in ops if name in (op.name, op.base)]
         if not matches:
@@ -143,92 +211,96 @@ def find_ops(names: str | list[str] | None) -> list[AuditOp]:
     return chosen
 
 
-def require_layouts(layouts: str | list[str] | None) -> list[str]:
-    """The layouts to audit (default: all four non-contiguous ones), refusing unknown names."""
-    if layouts is None:
-        return list(LAYOUTS)
-    layouts = [layouts] if isinstance(layouts, str) else layouts
-    allowed = (*LAYOUTS, CONTROL_LAYOUT)
-    for layout in layouts:
-        if layout not in allowed:
-            raise CourseError(f"unknown layout {layout!r}; choose from: {', '.join(allowed)}")
-    return list(layouts)
+def find_dtypes(names: str | list[str] | None) -> list[torch.dtype]:
+    """The dtypes to audit (default: all of DTYPES, each where the op supports it)."""
+    if names is None:
+        return list(DTYPES.values())
+    chosen = []
+    for name in _names("dtype", names):
+        if name not in DTYPES:
+            raise CourseError(f"unknown dtype {name!r}; choose from: {', '.join(DTYPES)}")
+        chosen.append(DTYPES[name])
+    return chosen
 
 
-def logical_shape(layout: str) -> tuple[int, ...]:
-    """The shape the op sees under a layout (3-D for the permuted layout, else 2-D)."""
-    return SHAPE_3D if layout == "permuted-3d" else SHAPE_2D
+def _names(what: str, names: object) -> list[str]:
+    """A list of names from one name or a list of them, refusing anything else."""
+    names = [names] if isinstance(names, str) else names
+    if not isinstance(names, (list, tuple, set, frozenset)) or not names:
+        raise CourseError(f"give {what} names as a string or a non-empty list, not {names!r}")
+    bad = [n for n in names if not isinstance(n, str)]
+    if bad:
+        raise CourseError(f"{what} names must be strings such as 'float32'; got {bad[0]!r}")
+    return list(names)
 
 
-def make_output(layout: str, values: torch.Tensor, device: str) -> torch.Tensor:
-    """A tensor on `device` equal to `values`, stored with the given layout's strides."""
-    shape = tuple(values.shape)
-    empty: Callable[..., torch.Tensor] = functools.partial(
-        torch.empty, dtype=values.dtype, device=device
-    )
-    if layout == "transposed":
-        out = empty(shape[::-1]).T  # stride (1, rows)
-    elif layout == "step-sliced":
-        out = empty(shape[0], 2 * shape[1])[:, ::2]  # every other column: stride (2 * cols, 2)
-    elif layout == "permuted-3d":
-        out = empty(shape[2], shape[0], shape[1]).permute(1, 2, 0)  # stride (cols, 1, rows*cols)
-    elif layout == "storage-offset":
-        out = empty(values.numel() + 7)[7:].view(shape)  # contiguous, but starts 7 elements in
-    else:
-        out = empty(shape)
-    out.copy_(values)
-    return out
+def build_call(op: AuditOp, dtype: torch.dtype, hint: tuple | None = None) -> Call | str:
+    """Arguments under which `op` is finite and changes its output in `dtype`; or why not.
+
+    `hint` is a domain to try first (float16 reuses what float32 found).
+    """
+    if op.kind == "random" and dtype == torch.bool:
+        return "a random op on bool cannot be poisoned: every value is a possible sample"
+    domains = _domains(dtype)
+    if hint in domains:
+        domains = (hint, *[d for d in domains if d != hint])
+    reasons, best = [], None
+    for domain in domains:
+        call = _candidate(op, dtype, domain)
+        if isinstance(call, str):
+            return call  # an argument this builder cannot make: no domain will help
+        changed = _observable_fraction(op, call)
+        if isinstance(changed, str):
+            reasons.append(changed)
+        elif best is None or changed > best[0]:
+            best = (changed, call)
+        if best is not None and best[0] == 1.0:
+            break
+    if best is not None and best[0] > 0:
+        return best[1]
+    return reasons[-1] if reasons else "the op leaves its input unchanged in every domain tried"
 
 
-def build_call(op: AuditOp, shape: tuple[int, ...]) -> Call | str:
-    """Arguments under which `op` is finite and changes its output; or a reason to skip it."""
-    reasons = []
-    for dtype in DTYPES:
-        domains = FLOAT_DOMAINS if dtype.is_floating_point else INT_DOMAINS
-        best: tuple[float, Call] | None = None
-        for domain in domains:
-            call = _candidate(op, shape, dtype, domain)
-            if isinstance(call, str):
-                reasons.append(call)
-                break  # an argument this builder cannot make: no domain will help
-            changed = _observable_fraction(op, call)
-            if isinstance(changed, str):
-                reasons.append(changed)
-            elif best is None or changed > best[0]:
-                best = (changed, call)
-        if best is not None and best[0] > 0:
-            return best[1]
-    last = reasons[-1] if reasons else "the op leaves its input unchanged in every domain tried"
-    return f"no callable, observable configuration found ({last})"
+def _domains(dtype: torch.dtype) -> tuple:
+    if dtype == torch.bool:
+        return ((0, 2),)
+    return FLOAT_DOMAINS if dtype.is_floating_point else INT_DOMAINS
 
 
-def _candidate(op: AuditOp, shape, dtype: torch.dtype, domain) -> Call | str:
+def _candidate(op: AuditOp, dtype: torch.dtype, domain) -> Call | str:
     gen = torch.Generator().manual_seed(0)
-    values = functools.partial(_values, shape=shape, dtype=dtype, domain=domain, gen=gen)
-    scalars = itertools.cycle(SCALARS if dtype.is_floating_point else (3, 5, 7))
+    values = functools.partial(_values, dtype=dtype, domain=domain, gen=gen)
+    family = "float" if dtype.is_floating_point else ("bool" if dtype == torch.bool else "int")
+    scalars = itertools.cycle(SCALARS[family])
+    scalars_left = len(SCALARS[family])
     args, kwargs = [], {}
     for argument in op.overload._schema.arguments[1:]:
-        value = _argument(argument, values, scalars)
+        value = _argument(argument, values, scalars, scalars_left)
         if isinstance(value, Unbuildable):
             return value.reason
         if argument.kwarg_only:
             kwargs[argument.name] = value
         else:
             args.append(value)
-    self_values = (
-        torch.full(shape, float("nan"), dtype=dtype)
-        if op.kind == "random" and dtype.is_floating_point
-        else values()
-    )
-    return Call(dtype, self_values, args, kwargs)
+    self_values = poison(SHAPES[2], dtype) if op.kind == "random" else values()
+    return Call(dtype, self_values, tuple(args), kwargs, domain)
 
 
-def _values(shape, dtype: torch.dtype, domain, gen: torch.Generator) -> torch.Tensor:
-    low, high = domain
+def poison(shape: tuple[int, ...], dtype: torch.dtype) -> torch.Tensor:
+    """Values no correct write leaves behind: NaN, or the integer minimum."""
     if dtype.is_floating_point:
-        uniform = torch.rand(shape, generator=gen, dtype=torch.float64)
+        return torch.full(shape, float("nan"), dtype=dtype)
+    return torch.full(shape, torch.iinfo(dtype).min, dtype=dtype)
+
+
+def _values(dtype: torch.dtype, domain, gen: torch.Generator) -> torch.Tensor:
+    low, high = domain
+    if dtype == torch.bool:
+        return torch.rand(SHAPES[2], generator=gen) < 0.5
+    if dtype.is_floating_point:
+        uniform = torch.rand(SHAPES[2], generator=gen, dtype=torch.float64)
         return (uniform * (high - low) + low).to(dtype)
-    return torch.randint(low, high, shape, generator=gen, dtype=dtype)
+    return torch.randint(low, high, SHAPES[2], generator=gen, dtype=dtype)
 
 
 @dataclass(frozen=True)
@@ -244,19 +316,25 @@ def _type_name(argument) -> str:
     return text[len("Optional[") : -1] + "?" if text.startswith("Optional[") else text
 
 
-def _argument(argument, values: Callable[[], torch.Tensor], scalars):
+def _argument(argument, values: Callable[[], torch.Tensor], scalars, count: int):
     """One schema argument's value: see Note [Observable writes]."""
     kind = _type_name(argument)
+    default = argument.default_value if argument.has_default_value() else None
     if argument.name == "generator":
-        return None
+        return None  # the caller passes a private generator
     if argument.name == "mask" and kind == "Tensor":
-        return values() > values()  # a random boolean mask
+        return torch.rand(SHAPES[2], generator=torch.Generator().manual_seed(1)) < 0.5
     if kind in ("Tensor", "Tensor?"):
         return values()
-    if argument.has_default_value() and argument.default_value is not None:
-        return argument.default_value
     if kind in ("Scalar", "Scalar?", "float", "float?"):
-        return next(scalars)  # numeric bounds (clamp's min/max, logit's eps) get values too
+        value = next(scalars)
+        for _ in range(count - 1):  # never the default if another value exists: see above
+            if value != default:
+                break
+            value = next(scalars)
+        return value
+    if default is not None:
+        return default
     if kind == "int":
         return 3  # polygamma's n, round's decimals, random_'s bounds: small and valid
     if kind == "bool":
@@ -269,9 +347,9 @@ def _argument(argument, values: Callable[[], torch.Tensor], scalars):
 def _observable_fraction(op: AuditOp, call: Call) -> float | str:
     """The share of elements a correct write changes (random ops: all), or why the call failed."""
     try:
-        result = reference(op, call)
+        result = expected_values(op, call)
     except Exception as exc:  # any failure means "not this dtype/domain": keep the reason
-        return f"{type(exc).__name__}: {str(exc).splitlines()[0][:120]}"
+        return describe(exc)
     if op.kind == "random":
         return 1.0
     if result.dtype.is_floating_point and not torch.isfinite(result).all():
@@ -279,9 +357,41 @@ def _observable_fraction(op: AuditOp, call: Call) -> float | str:
     return (result != call.self_values).double().mean().item()
 
 
-def reference(op: AuditOp, call: Call, seed: int = 0) -> torch.Tensor:
-    """The op on a contiguous CPU copy of `self`: what every layout on every device should give."""
+def describe(exc: BaseException) -> str:
+    """One line for an exception: its type and the first line of its message."""
+    lines = str(exc).strip().splitlines() or [""]
+    return f"{type(exc).__name__}: {lines[0][:160]}"
+
+
+def seeded(device: str = "cpu") -> torch.Generator:
+    """A private generator (random ops never touch the learner's global RNG)."""
+    return torch.Generator(device=device).manual_seed(0)
+
+
+def expected_values(op: AuditOp, call: Call) -> torch.Tensor:
+    """What `self` should hold after the call: an independent reference where one exists.
+
+    Deterministic ops are judged against their decomposition, `self.copy_(op(self, ...))`, with
+    the functional twin on the CPU: another kernel entry than the in-place one under audit, so a
+    CPU kernel that is wrong on every layout is still caught. (A float64 computation would be
+    independent too, but rounds scalars and discontinuous ops such as `fmod` or `nextafter`
+    differently from the dtype's own arithmetic.) Random ops, and ops without a functional
+    twin, fall back to the in-place op on a contiguous CPU copy.
+    """
+    if op.kind == "pointwise" and op.functional is not None:
+        result = op.functional(call.self_values, *call.args, **call.kwargs)
+        if not torch.can_cast(result.dtype, call.dtype):
+            raise CourseError(
+                f"{op.name} on {dtype_name(call.dtype)} gives {dtype_name(result.dtype)}, which "
+                "an in-place op cannot store"
+            )
+        return result.to(call.dtype)
+    return same_kernel(op, call)
+
+
+def same_kernel(op: AuditOp, call: Call) -> torch.Tensor:
+    """The in-place op itself on a contiguous CPU copy of `self` (seeded privately)."""
     out = call.self_values.clone()
-    torch.manual_seed(seed)
-    op.overload(out, *call.args, **call.kwargs)
+    kwargs = {**call.kwargs, "generator": seeded()} if op.kind == "random" else call.kwargs
+    op.overload(out, *call.args, **kwargs)
     return out

@@ -1,23 +1,34 @@
-"""The layout auditor: which in-place kernels mishandle non-contiguous outputs, on any backend?
+"""The layout auditor: which in-place kernels mishandle which layouts, dtypes or arguments?
 
 The story's bug was one kernel forgetting to copy its result back into a non-contiguous output.
 The same pattern struck again in the random ops, so instead of guessing where else it hides we
 test every candidate: each in-place pointwise or random op the installed torch registers
-(`course.audit.args.discover()`), on each non-contiguous output layout, on the target device,
-against a contiguous reference computed on the CPU.
+(`course.audit.args.discover()`), in every dtype it supports, on each layout below, on the target
+device, against a reference computed on the CPU (an independent one where possible: see
+`course.audit.args.expected_values`).
+
+Layouts (the shape of what the op writes, unless said otherwise):
+- `contiguous`: the control; on the CPU it also catches a kernel that is wrong everywhere;
+- `transposed`, `step-sliced`, `permuted-3d`, `channels-last` (4-D): non-contiguous outputs;
+- `storage-offset`: contiguous, but starting inside its storage;
+- `expanded`: a contiguous output, every tensor *input* broadcast with stride 0;
+- `out=transposed`: the op's `out=` variant (`add.out` for `add_.Tensor`) into a transposed `out`.
 
 Verdicts:
-- `ok`: the output holds the reference values (random ops: every element written, and the
+- `ok`: the output holds the expected values (random ops: every element written, and the
   values follow the reference's distribution; their exact values legitimately depend on layout,
   see pytorch#166856).
-- `silent-no-write`: the output still holds what it held before the call (see
+- `silent-no-write`: every element a correct write changes still holds its old value (see
   Note [Observable writes] in course/audit/args.py for why that is detectable).
-- `wrong-values`: something was written, but not the right thing (e.g. zeros).
-- `error`: the call raised on the target device; `skipped`: nothing to run (a reason says why).
+- `wrong-values`: something was written, but not the right thing (zeros, half the elements...).
+- `error`: the call raised on the target device although the op supports the dtype;
+  `skipped`: nothing to run (a reason says why).
 
     from course.audit.core import audit
-    audit("emulated:2.4-macos14", ops=["normal_"], layouts=["transposed"])
+    audit("emulated:2.4-macos14", ops=["normal_"], layouts=["transposed"], dtypes=["float32"])
     python -m course audit --device cpu --json
+
+Importing this module does not import the emulated device: `audit("cpu")` works on any torch.
 """
 
 from __future__ import annotations
@@ -26,35 +37,42 @@ import argparse
 import contextlib
 import functools
 import json
+import platform
 import sys
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
+from typing import TYPE_CHECKING
 
 import ipywidgets as widgets
 import torch
 
-from course import emps
 from course.audit.args import (
-    CONTROL_LAYOUT,
-    LAYOUTS,
+    DTYPES,
+    SHAPES,
     AuditOp,
     Call,
     build_call,
+    describe,
     discover,
+    dtype_name,
+    expected_values,
+    find_dtypes,
     find_ops,
-    logical_shape,
-    make_output,
-    reference,
-    require_layouts,
+    poison,
+    seeded,
 )
-from course.audit.judge import COLOURS, VERDICTS, AuditResult, judge
+from course.audit.judge import COLOURS, VERDICTS, AuditResult, judge, unchanged
 from course.audit.report import flagged_ops, summary, summary_line, table_rows, text_table
+from course.audit.repro import reproduction
 from course.devices import mps_available
 from course.errors import CourseError
+from course.layout.named import laid_out
 from course.ui import Drawing, Panel, html_table
 
+if TYPE_CHECKING:
+    from course.emps import Backend
+
 __all__ = [
-    "CONTROL_LAYOUT",
     "LAYOUTS",
     "AuditResult",
     "audit",
@@ -66,6 +84,19 @@ __all__ = [
     "summary",
 ]
 
+LAYOUTS = (
+    "contiguous",
+    "transposed",
+    "step-sliced",
+    "permuted-3d",
+    "storage-offset",
+    "channels-last",
+    "expanded",
+    "out=transposed",
+)
+_DIMS = {"permuted-3d": 3, "channels-last": 4}  # every other layout is 2-D
+FINDINGS = ("silent-no-write", "wrong-values", "error")  # the results that get a reproduction
+
 
 @dataclass(frozen=True)
 class Target:
@@ -73,106 +104,233 @@ class Target:
 
     label: str
     device: str
-    backend: emps.Backend | None = None
+    backend: Backend | None = None
     unavailable: str = ""  # why the device cannot be used here ("" if it can)
-    no_float64: bool = False
-    rtol: float = 1e-4  # the CPU and the emulation run the CPU's kernels; real GPUs get 1e-3
+    scale: float = 1.0  # tolerance factor: the CPU and the emulation run the CPU's kernels
+    emulated: str = ""  # "emulated:PROFILE" for the reproduction line
+
+    @property
+    def generator_device(self) -> str:
+        """Where private generators live (the emulation's random kernels run on the CPU)."""
+        return "cpu" if self.backend is not None else self.device
 
 
-def target(device: str, backend: emps.Backend | None = None) -> Target:
+def target(device: str, backend: Backend | None = None) -> Target:
     """Parse "cpu", "cuda", "mps", "emulated" or "emulated:PROFILE" (or use an emulated backend)."""
     if backend is not None:
-        return Target(
-            f"emulated ({backend.profile.name}, {backend.design})",
-            emps.DEVICE,
-            backend,
-            no_float64=True,
-        )
+        from course import emps
+
+        label = f"emulated ({backend.profile.name}, {backend.design})"
+        return Target(label, emps.DEVICE, backend, emulated=f"emulated:{backend.profile.name}")
+    if not isinstance(device, str):
+        raise CourseError(f"device must be a string such as 'cpu' or 'emulated', not {device!r}")
     if device == "emulated" or device.startswith("emulated:"):
+        from course import emps  # only here: the CPU audit must work without the emulation
+
         name = device.partition(":")[2] or emps.DEFAULT_PROFILE
         chosen = emps.Backend(emps.get_profile(name))
-        return Target(f"emulated:{name}", emps.DEVICE, chosen, no_float64=True)
+        return Target(f"emulated:{name}", emps.DEVICE, chosen, emulated=f"emulated:{name}")
     if device == "cpu":
         return Target("cpu", "cpu")
     if device == "cuda":
         missing = "" if torch.cuda.is_available() else "CUDA is not available on this machine"
-        return Target("cuda", "cuda", unavailable=missing, rtol=1e-3)
+        return Target("cuda", "cuda", unavailable=missing, scale=10.0)
     if device == "mps":
         missing = "" if mps_available() else "MPS is not available on this machine"
-        return Target("mps", "mps", unavailable=missing, no_float64=True, rtol=1e-3)
+        return Target("mps", "mps", unavailable=missing, scale=10.0)
     raise CourseError(
-        f"unknown device {device!r}; use cpu, cuda, mps, emulated or "
-        f"emulated:PROFILE with PROFILE one of: {', '.join(emps.PROFILES)}"
+        f"unknown device {device!r}; use cpu, cuda, mps, emulated or emulated:PROFILE "
+        "(python -c 'from course import emps; print(list(emps.PROFILES))' lists the profiles)"
     )
+
+
+def require_layouts(layouts: str | list[str] | None) -> list[str]:
+    """The layouts to audit (default: all of LAYOUTS), refusing unknown names."""
+    if layouts is None:
+        return list(LAYOUTS)
+    layouts = [layouts] if isinstance(layouts, str) else layouts
+    if not isinstance(layouts, (list, tuple)) or not layouts:
+        raise CourseError(f"layouts must be a name or a non-empty list of names, not {layouts!r}")
+    for layout in layouts:
+        if layout not in LAYOUTS:
+            raise CourseError(f"unknown layout {layout!r}; choose from: {', '.join(LAYOUTS)}")
+    return list(layouts)
 
 
 def audit(
     device: str = "cpu",
     ops: str | list[str] | None = None,
     layouts: str | list[str] | None = None,
+    dtypes: str | list[str] | None = None,
     *,
-    backend: emps.Backend | None = None,
+    backend: Backend | None = None,
     progress: Callable[[int, int, str], None] | None = None,
 ) -> list[AuditResult]:
-    """Audit in-place ops on non-contiguous outputs; one AuditResult per (op, layout)."""
+    """Audit in-place ops; one AuditResult per (op, dtype it supports, layout that applies)."""
     where = target(device, backend)
-    chosen, shapes = find_ops(ops), require_layouts(layouts)
+    chosen, shapes, kinds = find_ops(ops), require_layouts(layouts), find_dtypes(dtypes)
     results = []
     for index, op in enumerate(chosen):
         if progress is not None:
             progress(index + 1, len(chosen), op.name)
-        results += [_audit_one(op, layout, where) for layout in shapes]
+        results += audit_op(op, shapes, kinds, where)
     return results
 
 
-def _audit_one(op: AuditOp, layout: str, where: Target) -> AuditResult:
-    def result(verdict: str, detail: str, dtype: str = "") -> AuditResult:
-        return AuditResult(op.name, layout, verdict, detail, op.kind, dtype)
-
+def audit_op(
+    op: AuditOp, layouts: list[str], dtypes: list[torch.dtype], where: Target
+) -> list[AuditResult]:
+    """Every (dtype, layout) result for one op; one skipped row per layout if no dtype runs."""
     if where.unavailable:
-        return result("skipped", where.unavailable)
-    call = build_call(op, logical_shape(layout))
-    if isinstance(call, str):
-        return result("skipped", call)
-    dtype = str(call.dtype).replace("torch.", "")
-    if where.no_float64 and call.dtype == torch.float64:
-        why = f"needs float64 (no float32 form), which {where.label} lacks"
-        return result("skipped", why, dtype)
+        return [
+            AuditResult(op.name, layout, "skipped", where.unavailable, op.kind)
+            for layout in layouts
+        ]
+    results, reasons, hint = [], {}, None
+    for dtype in dtypes:
+        call = build_call(op, dtype, hint)
+        if isinstance(call, str):
+            reasons[dtype_name(dtype)] = call
+            continue
+        hint = hint or (call.domain if dtype.is_floating_point else None)
+        rows = _audit_dtype(op, call, layouts, where)
+        if isinstance(rows, str):
+            reasons[dtype_name(dtype)] = rows
+        else:
+            results += rows
+    if results:
+        return results
+    why = "; ".join(f"{name}: {reason}" for name, reason in reasons.items()) or "no dtype asked"
+    return [AuditResult(op.name, layout, "skipped", why, op.kind) for layout in layouts]
+
+
+def _audit_dtype(op: AuditOp, call: Call, layouts: list[str], where: Target):
+    """The results for one dtype, or why the device does not support it.
+
+    On the CPU the reference decides which dtypes the op supports, so a kernel that raises on
+    every layout is an `error`. Elsewhere a dtype the contiguous call refuses is not supported
+    on that device (MPS has no int64 `lgamma_`, say), which is not a layout bug.
+    """
+    if where.device != "cpu":
+        try:
+            _run(op, call, "contiguous", where)
+        except CourseError as exc:
+            return f"the emulated device cannot run it: {exc}"
+        except Exception as exc:
+            return f"not supported on {where.label} ({describe(exc)})"
+    expected = functools.cache(lambda key: expected_values(op, _variant(call, key)))
+    return [
+        _audit_layout(op, call, layout, where, expected)
+        for layout in layouts
+        if _applies(op, call, layout)
+    ]
+
+
+def _applies(op: AuditOp, call: Call, layout: str) -> bool:
+    if layout == "expanded":
+        return call.tensor_inputs and op.kind == "pointwise"
+    if layout == "out=transposed":
+        return op.out is not None
+    return True
+
+
+def _variant(call: Call, layout: str) -> Call:
+    """The call a layout runs: the same values in its shape, or with row-constant inputs."""
+    variant = call.shaped(SHAPES[_DIMS.get(layout, 2)])
+    return variant.expanded() if layout == "expanded" else variant
+
+
+def _reference_key(layout: str) -> str:
+    """Layouts that see the same values share one reference computation."""
+    return layout if layout in ("expanded", *_DIMS) else "contiguous"
+
+
+def _audit_layout(op: AuditOp, call: Call, layout: str, where: Target, expected) -> AuditResult:
+    dtype = dtype_name(call.dtype)
+
+    def result(verdict: str, detail: str) -> AuditResult:
+        line = ""
+        if verdict in FINDINGS:
+            line = reproduction(op, call, layout, where.device, where.emulated)
+        return AuditResult(op.name, layout, verdict, detail, op.kind, dtype, line)
+
+    want = expected(_reference_key(layout))
+    before = _before(op, call, layout, want)
+    if op.kind == "pointwise" and bool(unchanged(want, before).all()):
+        return result("skipped", "a correct write would change nothing with these inputs")
     try:
-        after = _run_on(op, call, layout, where)
+        after = _run(op, call, layout, where, before)
     except CourseError as exc:  # the emulator's own limits, not a kernel bug
-        return result("skipped", f"the emulated device cannot run it: {exc}", dtype)
+        return result("skipped", f"the emulated device cannot run it: {exc}")
     except Exception as exc:  # the kernel under audit raised: that is the finding
-        return result("error", f"{type(exc).__name__}: {str(exc).splitlines()[0][:160]}", dtype)
-    expected = reference(op, call)
-    random = op.kind == "random"
-    verdict, detail = judge(call.self_values, after, expected, random=random, rtol=where.rtol)
-    return result(verdict, detail, dtype)
+        return result("error", describe(exc))
+    verdict, detail = judge(before, after, want, random=op.kind == "random", scale=where.scale)
+    return result(verdict, detail)
 
 
-def _run_on(op: AuditOp, call: Call, layout: str, where: Target) -> torch.Tensor:
-    """Run the op on the target device with a non-contiguous output; return the output on CPU."""
-    context = (
-        emps.use_backend(where.backend) if where.backend is not None else contextlib.nullcontext()
-    )
+def _before(op: AuditOp, call: Call, layout: str, want: torch.Tensor) -> torch.Tensor:
+    """What the written tensor holds before the call (see Note [Observable writes])."""
+    if layout != "out=transposed":
+        return _variant(call, layout).self_values
+    if call.dtype == torch.bool:
+        return ~want
+    return poison(tuple(want.shape), call.dtype)
+
+
+def _run(
+    op: AuditOp, call: Call, layout: str, where: Target, before: torch.Tensor | None = None
+) -> torch.Tensor:
+    """Run the op on the target device with the layout; return what it wrote, on the CPU.
+
+    `before` is what an `out=` tensor starts with (the poison); in-place ops start from `self`.
+    """
+    variant = _variant(call, layout)
+    context = contextlib.nullcontext()
+    if where.backend is not None:
+        from course import emps
+
+        context = emps.use_backend(where.backend)
     with context:
-        out = make_output(layout, call.self_values, where.device)
-        args, kwargs = call.on(where.device)
-        torch.manual_seed(0)
-        op.overload(out, *args, **kwargs)
-        return out.cpu()
+        inputs = "expanded" if layout == "expanded" else "contiguous"
+
+        def move(value: object) -> object:
+            is_tensor = isinstance(value, torch.Tensor)
+            return laid_out(value, inputs, where.device) if is_tensor else value
+
+        args = [move(a) for a in variant.args]
+        kwargs = {k: move(v) for k, v in variant.kwargs.items()}
+        if "generator" in kwargs:  # random ops draw from a private generator, never the global one
+            kwargs["generator"] = seeded(where.generator_device)
+        if layout == "out=transposed":
+            out = laid_out(before, "transposed", where.device)
+            op.out(variant.self_values.to(where.device), *args, **kwargs, out=out)
+            return out.cpu()
+        own = "contiguous" if layout == "expanded" else layout
+        written = laid_out(variant.self_values, own, where.device)
+        op.overload(written, *args, **kwargs)
+        return written.cpu()
+
+
+def report(results: list[AuditResult], device: str) -> dict[str, object]:
+    """The machine-readable report (`--json`): versions, device, summary, every result."""
+    return {
+        "torch": torch.__version__,
+        "python": platform.python_version(),
+        "platform": platform.platform(),
+        "device": device,
+        "summary": summary(results),
+        "results": [asdict(r) for r in results],
+    }
 
 
 def cli(argv: list[str]) -> int:
-    """`python -m course audit --device ... [--json] [--layout ...] [--op ...] [--all]`."""
+    """`python -m course audit --device ... [--json] [--layout ...] [--dtype ...] [--op ...]`."""
     parser = argparse.ArgumentParser(prog="python -m course audit", description=cli.__doc__)
     parser.add_argument("--device", default="cpu", help="cpu, cuda, mps, emulated[:PROFILE]")
     parser.add_argument(
-        "--layout",
-        action="append",
-        choices=(*LAYOUTS, CONTROL_LAYOUT),
-        help="audit only this layout (repeatable; default: all four)",
+        "--layout", action="append", choices=LAYOUTS, help="only this layout (repeatable)"
     )
+    parser.add_argument("--dtype", action="append", choices=list(DTYPES), help="only this dtype")
     parser.add_argument("--op", action="append", help="audit only this op (repeatable)")
     parser.add_argument("--json", action="store_true", help="print the results as JSON")
     parser.add_argument("--all", action="store_true", help="list ok results too")
@@ -184,7 +342,9 @@ def cli(argv: list[str]) -> int:
     try:
         missing = target(options.device).unavailable
         results = (
-            [] if missing else audit(options.device, options.op, options.layout, progress=progress)
+            []
+            if missing
+            else audit(options.device, options.op, options.layout, options.dtype, progress=progress)
         )
     except CourseError as exc:
         print(f"error: {exc}", file=sys.stderr)
@@ -193,16 +353,7 @@ def cli(argv: list[str]) -> int:
         print(f"{options.device}: skipped, {missing}")
         return 0
     if options.json:
-        print(
-            json.dumps(
-                {
-                    "device": options.device,
-                    "summary": summary(results),
-                    "results": [asdict(r) for r in results],
-                },
-                indent=2,
-            )
-        )
+        print(json.dumps(report(results, options.device), indent=2))
         return 0
     print(text_table(results, only_findings=not options.all))
     print(summary_line(options.device, summary(results)))
@@ -210,28 +361,33 @@ def cli(argv: list[str]) -> int:
 
 
 @functools.lru_cache(maxsize=32)
-def _cached_audit(device: str, layout: str) -> tuple[AuditResult, ...]:
-    return tuple(audit(device, layouts=None if layout == "all" else [layout]))
+def _cached_audit(device: str, layout: str, dtype: str) -> tuple[AuditResult, ...]:
+    layouts = None if layout == "all" else [layout]
+    return tuple(audit(device, layouts=layouts, dtypes=None if dtype == "all" else [dtype]))
 
 
-def audit_panel(profile: str = emps.DEFAULT_PROFILE, layout: str = "transposed") -> Panel:
-    """A widget: pick an emulated profile (or the CPU) and a layout; see which ops lose writes."""
+def audit_panel(profile: str | None = None, layout: str = "transposed") -> Panel:
+    """A widget: pick an emulated profile (or the CPU), a layout and a dtype; press Audit."""
+    from course import emps
+
+    profile = emps.get_profile(profile or emps.DEFAULT_PROFILE).name
+    if layout not in (*LAYOUTS, "all"):
+        raise CourseError(f"unknown layout {layout!r}; choose from: {', '.join(LAYOUTS)}, all")
     devices = [f"emulated:{name}" for name in emps.PROFILES] + ["cpu"]
     controls = {
         "device": widgets.Dropdown(options=devices, value=f"emulated:{profile}", description="on"),
-        "layout": widgets.Dropdown(
-            options=[*LAYOUTS, CONTROL_LAYOUT, "all"], value=layout, description="layout"
-        ),
+        "layout": widgets.Dropdown(options=[*LAYOUTS, "all"], value=layout, description="layout"),
+        "dtype": widgets.Dropdown(options=[*DTYPES, "all"], value="float32", description="dtype"),
         "show_ok": widgets.Checkbox(value=False, description="show ok rows"),
     }
-    return Panel(controls, draw_audit, title="Layout auditor")
+    return Panel(controls, draw_audit, title="Layout auditor", button="Audit")
 
 
-def draw_audit(device: str, layout: str, show_ok: bool = False) -> Drawing:
+def draw_audit(device: str, layout: str, dtype: str = "float32", show_ok: bool = False) -> Drawing:
     """The auditor's results as a colour table, findings first, with a summary line."""
-    if layout not in (*LAYOUTS, CONTROL_LAYOUT, "all"):
+    if layout not in (*LAYOUTS, "all"):
         raise CourseError(f"unknown layout {layout!r}; choose from: {', '.join(LAYOUTS)}, all")
-    results = list(_cached_audit(device, layout))
+    results = list(_cached_audit(device, layout, dtype))
     results.sort(key=lambda r: (VERDICTS.index(r.verdict) == 0, r.op))
     rows = table_rows(results, only_findings=not show_ok)
     line = summary_line(device, summary(results))

@@ -1,9 +1,18 @@
-"""The auditor's verdicts: did a kernel write its non-contiguous output, and write it right?
+"""The auditor's verdicts: did a kernel write its output, and write it right?
 
-`judge` compares an output after the call with its values before the call and with the
-contiguous CPU reference. Deterministic ops must match the reference; random ops cannot (their
-values legitimately depend on the layout, pytorch#166856), so they must overwrite every poisoned
-element and follow the reference's distribution (a two-sample Kolmogorov-Smirnov test).
+`judge` compares an output after the call with its values before the call and with the expected
+values. Deterministic ops must match the expected values (to a tolerance that suits the dtype);
+random ops cannot (their values legitimately depend on the layout, pytorch#166856), so they must
+overwrite every poisoned element and follow the reference's distribution (a two-sample
+Kolmogorov-Smirnov test).
+
+Note [Unchanged is not the same as equal]
+    "Wrote nothing" means the output still holds, bit for bit, what it held before. Two things
+    make the naive test wrong: NaN != NaN, so a NaN-poisoned output that was never written is not
+    `==` to itself; and an op may legitimately leave some elements as they were (`clamp_` on
+    values already inside the bounds), so "some elements unchanged" proves nothing. `unchanged`
+    is therefore NaN-aware and exact, the verdict asks whether *every* element is unchanged, and
+    only after the output failed to match the expected values.
 """
 
 from __future__ import annotations
@@ -21,8 +30,28 @@ COLOURS = {  # the widget's colour table
     "error": "#e3d0f0",
     "skipped": "#e6e6e6",
 }
+# (rtol, atol) against a float64 reference rounded to the dtype: a few units in the last place
+TOLERANCE = {torch.float32: (1e-4, 1e-5), torch.float16: (4e-3, 1e-3), torch.bfloat16: (3e-2, 1e-2)}
 KS_THRESHOLD = 0.15  # two-sample Kolmogorov-Smirnov distance; same-distribution samples of 1536
 # give ~0.03, a wrong distribution (zeros, a shifted mean) gives ~0.5 and more
+
+
+def unchanged(after: torch.Tensor, before: torch.Tensor) -> torch.Tensor:
+    """Per element: still exactly the old value (NaN counts as unchanged NaN)."""
+    same = after == before
+    if after.dtype.is_floating_point:
+        same |= after.isnan() & before.isnan()
+    return same
+
+
+def close(a: torch.Tensor, b: torch.Tensor, scale: float = 1.0) -> torch.Tensor:
+    """Per element: equal up to the dtype's tolerance times `scale` (NaN equals NaN)."""
+    if not a.dtype.is_floating_point:
+        return a == b
+    rtol, atol = TOLERANCE.get(a.dtype, (1e-6, 1e-7))
+    return torch.isclose(
+        a.double(), b.double(), rtol=rtol * scale, atol=atol * scale, equal_nan=True
+    )
 
 
 def judge(
@@ -31,34 +60,31 @@ def judge(
     expected: torch.Tensor,
     *,
     random: bool = False,
-    rtol: float = 1e-4,
+    scale: float = 1.0,
 ) -> tuple[str, str]:
     """Classify one output: (verdict, detail). Random ops are judged by coverage + distribution.
 
-    `rtol` allows for another device's maths (a GPU's `tan` need not match the CPU's to the last
-    bit); it never hides a lost write, which is judged by exact equality with `before`.
+    `scale` loosens the tolerance for another device's maths (a GPU's `tan` need not match the
+    CPU's to the last bit); it never hides a lost write, which is judged by exact equality.
     """
     if random:
         return _judge_random(before, after, expected)
-    observable = expected != before
-    if _close(after, expected, rtol).all():
-        return "ok", f"matches the reference ({int(observable.sum())} elements changed)"
-    if torch.equal(after[observable], before[observable]):
-        return "silent-no-write", f"all {int(observable.sum())} elements kept their old values"
-    wrong = int((~_close(after, expected, rtol)).sum())
-    return "wrong-values", f"{wrong} of {after.numel()} elements differ from the reference"
-
-
-def _close(a: torch.Tensor, b: torch.Tensor, rtol: float) -> torch.Tensor:
-    if not a.dtype.is_floating_point:
-        return a == b
-    return torch.isclose(a.double(), b.double(), rtol=rtol, atol=rtol / 10, equal_nan=True)
+    right = close(after, expected, scale)
+    if right.all():
+        return "ok", f"matches the reference ({int((~unchanged(expected, before)).sum())} changed)"
+    kept = unchanged(after, before)
+    if kept.all():
+        return "silent-no-write", f"all {after.numel()} elements kept their old values"
+    wrong = int((~right).sum())
+    lost = int((kept & ~right).sum())  # should have changed, still old
+    also = f", {lost} of them still hold their old values" if lost else ""
+    return "wrong-values", f"{wrong} of {after.numel()} elements differ from the reference{also}"
 
 
 def _judge_random(before: torch.Tensor, after: torch.Tensor, expected: torch.Tensor):
-    unwritten = int(torch.isnan(after).sum()) if before.isnan().all() else 0
+    unwritten = int(unchanged(after, before).sum())
     if unwritten == after.numel():
-        return "silent-no-write", f"all {unwritten} elements still hold the NaN poison"
+        return "silent-no-write", f"all {unwritten} elements still hold the poison"
     if unwritten:
         return "wrong-values", f"{unwritten} of {after.numel()} elements never written"
     distance = ks_distance(after.flatten().double(), expected.flatten().double())
@@ -68,24 +94,33 @@ def _judge_random(before: torch.Tensor, after: torch.Tensor, expected: torch.Ten
 
 
 def ks_distance(a: torch.Tensor, b: torch.Tensor) -> float:
-    """Two-sample Kolmogorov-Smirnov statistic: the largest gap between the empirical CDFs."""
-    a, b = a.sort().values, b.sort().values
-    points = torch.cat([a, b])
-    cdf_a = torch.searchsorted(a, points, right=True).double() / len(a)
-    cdf_b = torch.searchsorted(b, points, right=True).double() / len(b)
-    return (cdf_a - cdf_b).abs().max().item()
+    """Two-sample Kolmogorov-Smirnov statistic: the largest gap between the empirical CDFs.
+
+    One sort of both samples; each element steps the difference of the two CDFs (scaled by
+    len(a) * len(b) to stay in exact integers), read at the last of each run of equal values.
+    """
+    values = torch.cat([a, b])
+    steps = torch.cat(
+        [torch.full((len(a),), len(b), dtype=torch.int64), torch.full((len(b),), -len(a))]
+    )
+    order = values.argsort(stable=True)
+    values, gap = values[order], steps[order].cumsum(0)
+    last = torch.ones_like(values, dtype=torch.bool)
+    last[:-1] = values[1:] != values[:-1]
+    return gap[last].abs().max().item() / (len(a) * len(b))
 
 
 @dataclass(frozen=True)
 class AuditResult:
-    """One op on one layout: the verdict and the evidence for it."""
+    """One op, dtype and layout: the verdict, the evidence, and a line that reproduces it."""
 
-    op: str  # full aten name, e.g. "aten::addcmul_" or "aten::add_.Tensor"
-    layout: str
+    op: str  # full aten name of the in-place op, e.g. "aten::addcmul_" or "aten::add_.Tensor"
+    layout: str  # "transposed", ..., "expanded" (stride-0 inputs), "out=transposed"
     verdict: str
     detail: str = ""
     kind: str = "pointwise"
     dtype: str = ""
+    reproduction: str = ""  # one pasteable line, for findings (flagged or error)
 
     @property
     def flagged(self) -> bool:

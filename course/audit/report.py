@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from matplotlib.figure import Figure
 
 from course.audit.judge import VERDICTS, AuditResult
+from course.tables import text_table as format_table
 
 
 def flagged_ops(results: Sequence[AuditResult]) -> set[str]:
@@ -31,34 +32,28 @@ def summary(results: Sequence[AuditResult]) -> dict[str, object]:
     }
 
 
-def table_rows(results: Sequence[AuditResult], only_findings: bool = True) -> list[dict[str, str]]:
+def table_rows(
+    results: Sequence[AuditResult], only_findings: bool = True, detail: bool = True
+) -> list[dict[str, str]]:
     """Rows for a table: by default only what is not `ok` (the interesting part)."""
     return [
-        {"op": r.op, "layout": r.layout, "verdict": r.verdict, "dtype": r.dtype, "detail": r.detail}
+        {"op": r.op, "dtype": r.dtype, "layout": r.layout, "verdict": r.verdict}
+        | ({"detail": r.detail} if detail else {})
         for r in results
         if not only_findings or r.verdict != "ok"
     ]
 
 
-def text_table(results: Sequence[AuditResult], only_findings: bool = True) -> str:
-    """A fixed-width text table of results (what the CLI prints)."""
-    rows = table_rows(results, only_findings)
-    if not rows:
-        return "(every result is ok)"
-    widths = {k: max(len(k), *(len(row[k]) for row in rows)) for k in ("op", "layout", "verdict")}
-    lines = [
-        f"{'op':<{widths['op']}}  {'layout':<{widths['layout']}}  "
-        f"{'verdict':<{widths['verdict']}}  detail"
-    ]
-    lines += [
-        f"{row['op']:<{widths['op']}}  {row['layout']:<{widths['layout']}}  "
-        f"{row['verdict']:<{widths['verdict']}}  {row['detail']}"
-        for row in rows
-    ]
-    return "\n".join(lines)
+def text_table(
+    results: Sequence[AuditResult], only_findings: bool = True, detail: bool = True
+) -> str:
+    """A fixed-width text table of results (notebooks leave `detail` out to stay narrow)."""
+    rows = table_rows(results, only_findings, detail)
+    return format_table(rows, empty="(every result is ok)")
 
 
 def summary_line(device: str, counts: dict[str, object]) -> str:
+    """One line: how much ran, how many of each verdict, and which ops were flagged."""
     verdicts = ", ".join(f"{counts[v]} {v}" for v in VERDICTS)
     flagged = ", ".join(counts["flagged"]) or "none"
     return (
@@ -82,7 +77,7 @@ def flagged_figure(results_by_device: dict[str, Sequence[AuditResult]]) -> Figur
     image = ax.imshow(grid, cmap="Reds", vmin=0, aspect="auto")
     ax.set_xticks(range(len(results_by_device)), list(results_by_device), rotation=20, fontsize=8)
     ax.set_yticks(range(len(ops)), ops, fontsize=8)
-    fig.colorbar(image, ax=ax, label="(overload, layout) pairs flagged")
-    ax.set_title("Where writes to non-contiguous outputs go wrong", fontsize=9)
+    fig.colorbar(image, ax=ax, label="(overload, dtype, layout) results flagged")
+    ax.set_title("Where writes go wrong", fontsize=9)
     fig.tight_layout()
     return fig

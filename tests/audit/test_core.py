@@ -1,23 +1,24 @@
-"""The layout auditor: the historical broken sets, a clean CPU, and a bug it has never seen."""
+"""The layout auditor: the historical broken sets, the CPU, and bugs it has never seen."""
 
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 
 import pytest
 import torch
 
 from course import emps
 from course.audit.core import (
+    LAYOUTS,
     AuditResult,
     audit,
     audit_panel,
     cli,
-    discover,
     flagged_ops,
     summary,
 )
-from course.audit.judge import judge, ks_distance
 from course.errors import CourseError
 
 ADAM = {"aten::addcmul_", "aten::addcdiv_"}
@@ -28,6 +29,11 @@ RANDOM = {
     "aten::random_",
     "aten::bernoulli_",
 }
+NON_CONTIGUOUS = {"transposed", "step-sliced", "permuted-3d", "channels-last"}
+# A real bug of the CPU build this course runs on (torch 2.13.0, x86 with oneDNN): gelu_out_cpu
+# takes the oneDNN path when its *input* is contiguous and never checks `out`, so gelu(x, out=y)
+# with a non-contiguous y loses its result. The auditor found it; nothing else is flagged.
+CPU_BUGS = {("aten::gelu_", "out=transposed")}
 
 
 @pytest.fixture(scope="module")
@@ -35,17 +41,19 @@ def cpu_results() -> list[AuditResult]:
     return audit("cpu")
 
 
-def test_ops_come_from_the_registry_with_enough_float32_coverage(cpu_results):
-    names = {op.name for op in discover()}
-    assert {"aten::addcmul_", "aten::mul_.Tensor", "aten::normal_", "aten::random_.from"} <= names
-    assert not any(op.base == "aten::addmm_" for op in discover())  # not pointwise
-    float32_run = {r.op for r in cpu_results if r.dtype == "float32" and r.verdict == "ok"}
-    assert len(float32_run) > 100
+def test_the_cpu_sweep_covers_every_dtype_and_layout(cpu_results):
+    ran = [r for r in cpu_results if r.verdict != "skipped"]
+    assert {r.dtype for r in ran} == {"float32", "float64", "float16", "bfloat16", "int64", "bool"}
+    assert {r.layout for r in ran} == set(LAYOUTS)
+    assert len({r.op for r in ran if r.dtype == "float32"}) > 100
+    assert len({r.op for r in ran if r.dtype == "int64"}) > 40
 
 
-def test_cpu_has_no_lost_or_wrong_writes(cpu_results):
-    assert not [r for r in cpu_results if r.flagged or r.verdict == "error"]
+def test_the_cpu_has_only_its_known_lost_write(cpu_results):
+    assert not [r for r in cpu_results if r.verdict == "error"]
+    assert {(r.op, r.layout) for r in cpu_results if r.flagged} <= CPU_BUGS
     assert all(r.detail for r in cpu_results if r.verdict == "skipped")
+    assert all(r.reproduction.startswith("import torch") for r in cpu_results if r.flagged)
 
 
 @pytest.mark.parametrize(
@@ -57,43 +65,145 @@ def test_cpu_has_no_lost_or_wrong_writes(cpu_results):
         ("macos15", set()),
     ],
 )
-def test_exactly_the_historical_broken_set(profile, broken):
-    results = audit(f"emulated:{profile}")
-    assert flagged_ops(results) == broken
-    assert not [r for r in results if r.verdict in ("error", "wrong-values")]
+def test_exactly_the_historical_broken_set(profile, broken, cpu_results):
+    results = audit(f"emulated:{profile}", dtypes=["float32", "int64"])
+    # the emulation runs the CPU's kernels, so a real CPU bug may show through (macOS 15
+    # passes strided outputs straight to them): only what the CPU itself gets right counts
+    cpu_bugs = {r.op for r in cpu_results if r.flagged}
+    assert flagged_ops(results) - cpu_bugs == broken
+    assert not [r for r in results if r.verdict == "error"]
+    assert not [r for r in results if r.verdict == "wrong-values" and r.op not in cpu_bugs]
     overloads = {r.op for r in results if r.flagged}
     if "aten::random_" in broken:
         assert {"aten::random_", "aten::random_.from", "aten::random_.to"} <= overloads
-    # the contiguous-with-offset layout is not a broken one: the Placeholder does not copy it
-    assert not [r for r in results if r.flagged and r.layout == "storage-offset"]
+    flagged_layouts = {r.layout for r in results if r.flagged and r.op not in cpu_bugs}
+    assert flagged_layouts <= NON_CONTIGUOUS | {"out=transposed"}
+
+
+def test_the_story_ops_on_2_2_1_in_every_dtype_and_layout():
+    results = audit("emulated:2.2.1-macos14", ops=["addcmul_", "addcdiv_"])
+    assert {r.dtype for r in results} == {"float32", "float16", "bfloat16"} | (
+        {"int64"} if any(r.dtype == "int64" for r in results) else set()
+    )
+    for r in results:
+        lost = r.layout in NON_CONTIGUOUS | {"out=transposed"}
+        assert r.verdict == ("silent-no-write" if lost else "ok"), r
+    assert all("--device emulated:2.2.1-macos14" in r.reproduction for r in results if r.flagged)
 
 
 def test_the_redesigned_backend_passes_the_whole_audit():
-    results = audit("emulated", backend=emps.redesigned_backend())
-    assert flagged_ops(results) == set()
-    assert summary(results)["ok"] > 500
+    results = audit("emulated", dtypes="float32", backend=emps.redesigned_backend())
+    assert flagged_ops(results) <= {op for op, _ in CPU_BUGS}
+    assert summary(results)["ok"] > 900
 
 
-def test_a_planted_cpu_bug_is_caught_and_the_table_restored():
-    def lazy_sin_(self):  # the story's pattern: fine when contiguous, drops the write otherwise
-        if self.is_contiguous():
-            self.copy_(torch.sin(self))
-        return self
+# --- planted bugs: kernels replaced through torch.library on the CPU --------------------------
 
-    library = torch.library.Library("aten", "IMPL")
-    try:
-        library.impl("sin_", lazy_sin_, "CPU")
-        results = audit("cpu", ops=["sin_", "cos_"], layouts=["transposed", "storage-offset"])
-    finally:
-        library._destroy()
-    verdicts = {(r.op, r.layout): r.verdict for r in results}
-    assert verdicts == {
-        ("aten::sin_", "transposed"): "silent-no-write",
-        ("aten::sin_", "storage-offset"): "ok",
-        ("aten::cos_", "transposed"): "ok",
-        ("aten::cos_", "storage-offset"): "ok",
-    }
-    assert flagged_ops(audit("cpu", ops=["sin_"])) == set()
+
+def drop_when_strided(self):  # the story's pattern
+    if self.is_contiguous():
+        self.copy_(torch.sin(self))
+    return self
+
+
+def wrong_everywhere(self, other):
+    self.copy_(torch.mul(self, other) + 1)
+    return self
+
+
+def half_written(self):
+    result = torch.cos(self)
+    if not self.is_contiguous():
+        every_other = torch.arange(self.numel()).reshape(self.shape) % 2 == 0
+        result = torch.where(every_other, result, self)
+    self.copy_(result)
+    return self
+
+
+def ignores_value(self, tensor1, tensor2, *, value=1):
+    self.copy_(torch.addcdiv(self, tensor1, tensor2))  # as if value were always 1
+    return self
+
+
+def wrong_for_integers(self, other):
+    result = torch.mul(self, other)
+    if not self.dtype.is_floating_point and self.dtype != torch.bool:
+        result = result + 1
+    self.copy_(result)
+    return self
+
+
+def raises_when_strided(self):
+    if not self.is_contiguous():
+        raise RuntimeError("planted: needs a contiguous tensor")
+    self.copy_(torch.exp(self))
+    return self
+
+
+def wrong_for_channels_last(self):
+    result = torch.neg(self)
+    if not self.is_contiguous() and self.is_contiguous(memory_format=torch.channels_last):
+        result = result + 1
+    self.copy_(result)
+    return self
+
+
+def wrong_with_expanded_input(self, other, *, alpha=1):
+    result = torch.add(self, other, alpha=alpha)
+    if 0 in other.stride():
+        result = result + 1
+    self.copy_(result)
+    return self
+
+
+def raises_everywhere(self):
+    raise RuntimeError("planted: always fails")
+
+
+def _everywhere_but_out(verdict):
+    return lambda dtype, layout: "ok" if layout == "out=transposed" else verdict
+
+
+PLANTED = {  # op -> (kernel, expected verdict for (dtype, layout))
+    "sin_": (
+        drop_when_strided,
+        lambda d, layout: "silent-no-write" if layout in NON_CONTIGUOUS else "ok",
+    ),
+    "mul_.Tensor": (wrong_everywhere, _everywhere_but_out("wrong-values")),
+    "cos_": (half_written, lambda d, layout: "wrong-values" if layout in NON_CONTIGUOUS else "ok"),
+    "addcdiv_": (ignores_value, _everywhere_but_out("wrong-values")),
+    "mul_.Scalar": (
+        wrong_for_integers,
+        lambda d, layout: "wrong-values" if d == "int64" and layout != "out=transposed" else "ok",
+    ),
+    "exp_": (raises_when_strided, lambda d, layout: "error" if layout in NON_CONTIGUOUS else "ok"),
+    "neg_": (
+        wrong_for_channels_last,
+        lambda d, layout: "wrong-values" if layout == "channels-last" else "ok",
+    ),
+    "add_.Tensor": (
+        wrong_with_expanded_input,
+        lambda d, layout: "wrong-values" if layout == "expanded" else "ok",
+    ),
+    "tan_": (raises_everywhere, _everywhere_but_out("error")),
+}
+
+
+def test_planted_bugs_get_the_right_verdict_and_nothing_else():
+    with torch.library._scoped_library("aten", "IMPL") as library:
+        for name, (kernel, _) in PLANTED.items():
+            library.impl(name, kernel, "CPU")
+        results = audit("cpu", ops=list(PLANTED))
+    for name, (_, rule) in PLANTED.items():
+        mine = [r for r in results if r.op == f"aten::{name}"]
+        assert mine, name
+        wrong = [
+            (r.dtype, r.layout, r.verdict) for r in mine if r.verdict != rule(r.dtype, r.layout)
+        ]
+        assert not wrong, f"{name}: {wrong}"
+        assert any(r.verdict != "ok" for r in mine), f"{name}: the bug went unseen"
+    assert all(r.reproduction for r in results if r.verdict != "ok")
+    assert summary(audit("cpu", ops=list(PLANTED), dtypes="float32"))["flagged"] == []  # restored
 
 
 def test_a_planted_random_bug_writing_half_is_wrong_values():
@@ -105,43 +215,54 @@ def test_a_planted_random_bug_writing_half_is_wrong_values():
         self.copy_(torch.where(mask, spread * (high - low) + low, self))
         return self
 
-    library = torch.library.Library("aten", "IMPL")
-    try:
+    with torch.library._scoped_library("aten", "IMPL") as library:
         library.impl("uniform_", half_uniform_, "CPU")
-        (result,) = audit("cpu", ops=["uniform_"], layouts=["transposed"])
-    finally:
-        library._destroy()
+        (result,) = audit("cpu", ops=["uniform_"], layouts=["transposed"], dtypes="float32")
     assert result.verdict == "wrong-values"
     assert "never written" in result.detail
 
 
-def test_judge_tells_zeros_from_nothing():
-    before = torch.arange(1.0, 7.0).reshape(2, 3)
-    expected = before * 3
-    assert judge(before, before.clone(), expected)[0] == "silent-no-write"
-    assert judge(before, torch.zeros_like(before), expected)[0] == "wrong-values"
-    assert judge(before, expected.clone(), expected)[0] == "ok"
+# --- the learner's state, the environment, bad input ------------------------------------------
 
 
-def test_random_ops_are_judged_by_distribution():
-    gen = torch.Generator().manual_seed(0)
-    poison = torch.full((1536,), float("nan"))
-    normal_a, normal_b = torch.randn(1536, generator=gen), torch.randn(1536, generator=gen)
-    assert judge(poison, normal_a, normal_b, random=True)[0] == "ok"
-    assert judge(poison, torch.zeros(1536), normal_b, random=True)[0] == "wrong-values"
-    assert judge(poison, poison.clone(), normal_b, random=True)[0] == "silent-no-write"
-    assert ks_distance(normal_a, normal_a) == 0.0
+def test_audit_never_reseeds_the_global_rng():
+    torch.manual_seed(123)
+    expected = torch.rand(3)
+    torch.manual_seed(123)
+    audit("cpu", ops=["normal_", "bernoulli_", "mul_.Tensor"], dtypes="float32")
+    audit("emulated:2.4-macos14", ops=["uniform_"], layouts="transposed", dtypes="float32")
+    assert torch.equal(torch.rand(3), expected)
 
 
-def test_bad_arguments_are_course_errors():
-    with pytest.raises(CourseError, match="unknown device"):
-        audit("tpu")
-    with pytest.raises(CourseError, match="unknown emulated profile"):
-        audit("emulated:macos9")
-    with pytest.raises(CourseError, match="unknown layout"):
-        audit("cpu", layouts=["diagonal"])
-    with pytest.raises(CourseError, match="not an in-place"):
-        audit("cpu", ops=["addmm_"])
+def test_the_cpu_audit_works_without_the_emulated_device():
+    code = (
+        "import sys; sys.modules['course.emps'] = None\n"
+        "from course.audit.core import audit\n"
+        "print(sorted({r.verdict for r in audit('cpu', ops='mul_.Tensor')}))"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "['ok']"
+
+
+@pytest.mark.parametrize(
+    ("call", "message"),
+    [
+        (lambda: audit("tpu"), "unknown device 'tpu'"),
+        (lambda: audit(None), "device must be a string"),
+        (lambda: audit("emulated:macos9"), "unknown emulated profile 'macos9'"),
+        (lambda: audit("cpu", layouts=["diagonal"]), "unknown layout 'diagonal'"),
+        (lambda: audit("cpu", layouts=[]), "non-empty"),
+        (lambda: audit("cpu", ops=["addmm_"]), "not an in-place"),
+        (lambda: audit("cpu", ops=[123]), "got 123"),
+        (lambda: audit("cpu", ops=42), "not 42"),
+        (lambda: audit("cpu", dtypes=["float8"]), "unknown dtype 'float8'"),
+        (lambda: audit_panel(profile="nope"), "unknown emulated profile 'nope'"),
+        (lambda: audit_panel(layout="diagonal"), "unknown layout 'diagonal'"),
+    ],
+)
+def test_bad_arguments_are_course_errors(call, message):
+    with pytest.raises(CourseError, match=message):
+        call()
 
 
 def test_unavailable_devices_are_skipped_with_a_reason():
@@ -153,13 +274,16 @@ def test_unavailable_devices_are_skipped_with_a_reason():
 
 
 def test_cli_prints_a_table_and_json(capsys):
-    assert cli(["--device", "emulated:2.4-macos14", "--layout", "transposed"]) == 0
+    args = ["--device", "emulated:2.4-macos14", "--layout", "transposed", "--dtype", "float32"]
+    assert cli(args) == 0
     out = capsys.readouterr()
     assert "aten::normal_" in out.out and "flagged:" in out.out and "aten::addcmul_" not in out.out
     assert "[" in out.err  # progress goes to stderr
-    assert cli(["--device", "cpu", "--json", "--op", "addcmul_"]) == 0
+    assert cli(["--device", "cpu", "--json", "--op", "addcmul_", "--dtype", "float32"]) == 0
     data = json.loads(capsys.readouterr().out)
-    assert data["summary"]["flagged"] == [] and len(data["results"]) == 4
+    assert data["torch"] == torch.__version__ and data["device"] == "cpu"
+    assert data["summary"]["flagged"] == [] and len(data["results"]) == len(LAYOUTS)
+    assert {"op", "dtype", "layout", "verdict", "reproduction"} <= set(data["results"][0])
     assert cli(["--device", "quantum"]) == 2
     if not torch.cuda.is_available():
         capsys.readouterr()
@@ -170,21 +294,21 @@ def test_cli_prints_a_table_and_json(capsys):
         )
 
 
-def test_the_widget_redraws_and_reports_bad_values():
+def test_the_widget_audits_on_click_and_reports_bad_values():
     panel = audit_panel("2.4-macos14", "transposed")
     assert "aten::normal_" in panel.text.value and "aten::addcmul_" not in panel.text.value
     panel.controls["device"].value = "emulated:2.2.1-macos14"
+    panel.button.click()
     assert "aten::addcmul_" in panel.text.value
     panel.controls["device"].value = "emulated:macos15"
+    panel.button.click()
     assert "silent-no-write" not in panel.text.value.split("</p>", 1)[1]
     panel.controls["layout"].options = [*panel.controls["layout"].options, "diagonal"]
     panel.controls["layout"].value = "diagonal"
+    panel.button.click()
     assert "unknown layout" in panel.error
 
 
-def test_a_single_name_is_accepted_and_gpu_tolerance_never_hides_a_lost_write():
-    (result,) = audit("emulated:2.4-macos14", ops="normal_", layouts="transposed")
+def test_a_single_name_is_accepted():
+    (result,) = audit("emulated:2.4-macos14", ops="normal_", layouts="transposed", dtypes="float32")
     assert result.verdict == "silent-no-write"
-    before = torch.arange(1.0, 7.0)
-    assert judge(before, before.clone(), before * 1.0005, rtol=1e-3)[0] == "ok"
-    assert judge(before, before.clone(), before * 1.5, rtol=1e-3)[0] == "silent-no-write"

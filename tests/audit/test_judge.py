@@ -1,0 +1,69 @@
+"""The verdicts: nothing written, something wrong written, and NaN poison handled."""
+
+from __future__ import annotations
+
+import torch
+
+from course.audit.judge import judge, ks_distance, unchanged
+
+
+def test_judge_tells_zeros_from_nothing():
+    before = torch.arange(1.0, 7.0).reshape(2, 3)
+    expected = before * 3
+    assert judge(before, before.clone(), expected)[0] == "silent-no-write"
+    assert judge(before, torch.zeros_like(before), expected)[0] == "wrong-values"
+    assert judge(before, expected.clone(), expected)[0] == "ok"
+
+
+def test_an_op_that_leaves_elements_alone_is_not_a_lost_write():
+    before = torch.linspace(-2, 2, 12)
+    expected = before.clamp(-1, 1)  # the middle elements legitimately stay as they were
+    assert judge(before, expected.clone(), expected)[0] == "ok"
+    assert judge(before, before.clone(), expected)[0] == "silent-no-write"
+    half = torch.where(torch.arange(12) < 6, expected, before)
+    verdict, detail = judge(before, half, expected)
+    assert verdict == "wrong-values" and "still hold their old values" in detail
+
+
+def test_nan_poison_is_unchanged_when_never_written():
+    poison = torch.full((4, 5), float("nan"))
+    expected = torch.rand(4, 5)
+    assert unchanged(poison, poison.clone()).all()
+    assert judge(poison, poison.clone(), expected)[0] == "silent-no-write"
+    assert judge(poison, expected.clone(), expected)[0] == "ok"
+
+
+def test_two_valued_dtypes_are_judged_by_every_element():
+    before = torch.tensor([True, False, True, False])
+    expected = torch.tensor([False, False, True, True])
+    assert judge(before, before.clone(), expected)[0] == "silent-no-write"
+    assert judge(before, torch.ones(4, dtype=torch.bool), expected)[0] == "wrong-values"
+
+
+def test_tolerance_follows_the_dtype_and_never_hides_a_lost_write():
+    before = torch.arange(1.0, 7.0)
+    assert judge(before, before.clone(), before * 1.0005, scale=10)[0] == "ok"
+    assert judge(before, before.clone(), before * 1.5, scale=10)[0] == "silent-no-write"
+    half = before.half()
+    assert judge(half, (half * 2) * (1 + 2e-3), half * 2)[0] == "ok"
+    assert judge(before, before * 2 * (1 + 2e-3), before * 2)[0] == "wrong-values"
+
+
+def test_random_ops_are_judged_by_coverage_and_distribution():
+    gen = torch.Generator().manual_seed(0)
+    poison = torch.full((1536,), float("nan"))
+    normal_a, normal_b = torch.randn(1536, generator=gen), torch.randn(1536, generator=gen)
+    assert judge(poison, normal_a, normal_b, random=True)[0] == "ok"
+    assert judge(poison, torch.zeros(1536), normal_b, random=True)[0] == "wrong-values"
+    assert judge(poison, poison.clone(), normal_b, random=True)[0] == "silent-no-write"
+    partly = torch.where(torch.arange(1536) < 100, poison, normal_a)
+    verdict, detail = judge(poison, partly, normal_b, random=True)
+    assert verdict == "wrong-values" and "never written" in detail
+
+
+def test_ks_distance_handles_ties_exactly():
+    a = torch.randn(500, generator=torch.Generator().manual_seed(1), dtype=torch.float64)
+    assert ks_distance(a, a) == 0.0
+    assert ks_distance(a, a + 10) == 1.0
+    coins = torch.tensor([0.0, 0.0, 1.0, 1.0])
+    assert ks_distance(coins, torch.tensor([0.0, 1.0, 1.0, 1.0])) == 0.25
