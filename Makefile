@@ -58,10 +58,16 @@ format: $(STAMP)
 notebooks: $(STAMP)
 	$(BIN)/python scripts/execute_notebooks.py $(NB)
 
-slides: $(STAMP)
+# The decks and the site work offline: they serve reveal.js, MathJax, require.js and jQuery from
+# build/node, which `make web` installs from npm (web/package-lock.json) with the machine's Node.js.
+.PHONY: web
+web: $(STAMP)
+	$(BIN)/python scripts/web_deps.py
+
+slides: web
 	$(BIN)/python scripts/build_site.py --slides
 
-site: $(STAMP)
+site: web
 	$(BIN)/python scripts/build_site.py --site
 
 doctor: $(STAMP)

@@ -1,14 +1,19 @@
 """Build the read-only course: a static HTML site (`make site`) and reveal.js decks (`make slides`).
 
 Both are made from the notebooks' stored outputs (what `make notebooks` last executed), never by
-re-running them, so a build takes seconds and needs no kernel and no network: nbconvert's
-templates ship with nbconvert. At view time the pages link a few scripts from public CDNs, as
-nbconvert's templates do by default: reveal.js (unpkg.com) and jQuery (cdnjs) for the decks,
-MathJax and require.js (cdnjs) for both. Offline, the site's text, code and figures still
-show; the decks need reveal.js.
+re-running the notebooks, so a build takes seconds and needs no kernel. Both work offline (a
+workshop room's network is the first thing to fail): the scripts nbconvert's templates would load
+from CDNs (reveal.js, jQuery, require.js, MathJax) are copied into each build's `_static/` from the
+npm packages web/package-lock.json pins (scripts/web_deps.py installs them into build/node), and
+the decks use reveal.js's "white" theme, whose fonts ship with it. mermaid.js cannot load from
+file:// pages, so a notebook with a mermaid diagram is refused rather than half-rendered.
 
-Interactive widgets cannot run without a kernel: their outputs are replaced by a note that says
-where to run them (or by the static figure/HTML the output also carries, when it has one).
+Interactive widgets cannot run without a kernel. A widget output shows its static fallback when
+the stored output has one; otherwise, when the cell ends in a call of a course function with
+literal arguments, the build makes that panel now and embeds its first drawing (its default
+state: arguments that are not literals are left to their defaults); otherwise a note says where
+to run it. Outputs of cells that use `course.doctor` describe the machine that executed the
+notebooks, and the site says so. Every lesson page links back to the index and to its neighbours.
 
     python scripts/build_site.py --site              # build/site/index.html + one page per notebook
     python scripts/build_site.py --slides            # build/slides/NN_name.slides.html
@@ -18,11 +23,19 @@ where to run them (or by the static figure/HTML the output also carries, when it
 from __future__ import annotations
 
 import argparse
+import ast
+import base64
+import contextlib
 import copy
+import functools
 import html
+import importlib
+import inspect
+import io
 import re
+import shutil
 import sys
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 
 import nbformat
@@ -31,14 +44,60 @@ from nbconvert import HTMLExporter, SlidesExporter
 from course.catalog import LESSONS, Lesson
 from course.errors import CourseError
 
+try:
+    from scripts.web_deps import node_modules  # imported from the repository root (tests)
+except ModuleNotFoundError:
+    from web_deps import node_modules  # run as `python scripts/build_site.py`
+
 ROOT = Path(__file__).resolve().parents[1]
 NOTEBOOKS = ROOT / "notebooks"
 BUILD = ROOT / "build"
+TEMPLATES = Path(__file__).resolve().parent / "site_templates"
 WIDGET_MIME = "application/vnd.jupyter.widget-view+json"
 STATIC_MIMES = ("image/png", "image/svg+xml", "text/html")
 WIDGET_NOTE = "Interactive widget: open this notebook in JupyterLab (make lab) to use it."
+FIRST_DRAWING = (
+    "The widget's first drawing, in its default state. Open this notebook in JupyterLab "
+    "(make lab) to change its controls."
+)
+BUILD_MACHINE_NOTE = (
+    "This output shows the machine that built this site, not yours: run "
+    "<code>python -m course doctor</code> (or notebook 00) to check your own."
+)
 # Links between notebooks ("Next: [01_x.ipynb](01_x.ipynb)") become links between pages.
 NOTEBOOK_LINK = re.compile(r'href="(\d\d_[a-z0-9_]+)\.ipynb(#[^"]*)?"')
+BODY_TAG = re.compile(r"<body[^>]*>")
+MERMAID = re.compile(r"^```mermaid", re.MULTILINE)
+# ![alt](../assets/NAME.png) in markdown, <img src="../assets/NAME.png"> in HTML (make assets)
+ASSET_REF = re.compile(r"""(\]\(|src=["'])\.\./assets/([\w.-]+)""")
+STATIC = "_static"
+# What each page kind loads, as files of web/package.json's packages under build/node/node_modules.
+MATHJAX = (
+    "mathjax/MathJax.js",
+    "mathjax/config/TeX-AMS_CHTML-full.js",
+    "mathjax/config/Safe.js",
+    "mathjax/extensions",
+    "mathjax/jax/input/TeX",
+    "mathjax/jax/output/CommonHTML",
+    "mathjax/jax/element",
+    "mathjax/fonts/HTML-CSS/TeX/woff",
+)
+SITE_FILES = ("requirejs/require.js", *MATHJAX)
+SLIDE_FILES = (
+    *SITE_FILES,
+    "jquery/dist/jquery.min.js",
+    "reveal.js/dist/reveal.js",
+    "reveal.js/dist/reveal.css",
+    "reveal.js/dist/theme/white.css",
+    "reveal.js/dist/theme/fonts/source-sans-pro",
+    "reveal.js/plugin/notes/notes.js",
+)
+OFFLINE_URLS = {
+    "require_js_url": f"{STATIC}/requirejs/require.js",
+    "jquery_url": f"{STATIC}/jquery/dist/jquery.min.js",
+    "mathjax_url": f"{STATIC}/mathjax/MathJax.js?config=TeX-AMS_CHTML-full,Safe",
+}
+NAV_STYLE = "font:14px system-ui,sans-serif;padding:.5rem 1rem;border-bottom:1px solid #ddd"
 
 
 def page_name(lesson: Lesson, suffix: str) -> str:
@@ -51,22 +110,178 @@ def heading(lesson: Lesson) -> str:
     return f"{lesson.filename[:2]} · {lesson.title}"
 
 
-def without_live_widgets(nb: nbformat.NotebookNode) -> nbformat.NotebookNode:
-    """A copy where each widget view shows its static fallback, or a note saying where to run it.
+# --- what a notebook's code refers to, without running the notebook -----------------------------
+
+
+def imported_names(nb: nbformat.NotebookNode) -> dict[str, str]:
+    """Each name the notebook's import statements bind, mapped to the dotted object it names."""
+    names: dict[str, str] = {}
+    for cell in nb.cells:
+        if cell.cell_type != "code":
+            continue
+        try:
+            tree = ast.parse(cell.source)
+        except SyntaxError:  # IPython magics: such a cell imports nothing we resolve
+            continue
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom) and node.module and not node.level:
+                for alias in node.names:
+                    names[alias.asname or alias.name] = f"{node.module}.{alias.name}"
+            elif isinstance(node, ast.Import):
+                for alias in node.names:
+                    bound = alias.asname or alias.name.split(".")[0]
+                    names[bound] = alias.name if alias.asname else bound
+    return names
+
+
+def dotted(node: ast.expr) -> str | None:
+    """`a.b.c` for a Name/Attribute chain, else None."""
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.Attribute):
+        base = dotted(node.value)
+        return f"{base}.{node.attr}" if base else None
+    return None
+
+
+def resolve(path: str) -> object:
+    """The object a dotted path names, importing the longest module prefix."""
+    parts = path.split(".")
+    for cut in range(len(parts), 0, -1):
+        try:
+            obj = importlib.import_module(".".join(parts[:cut]))
+        except ImportError:
+            continue
+        for attr in parts[cut:]:
+            obj = getattr(obj, attr)
+        return obj
+    raise ImportError(path)
+
+
+def course_target(node: ast.expr, names: dict[str, str]) -> str | None:
+    """The dotted course.* path a called expression names, or None for anything else."""
+    name = dotted(node)
+    if name is None:
+        return None
+    head, _, rest = name.partition(".")
+    full = names.get(head)
+    if full is None:
+        return None
+    path = f"{full}.{rest}" if rest else full
+    return path if path.startswith("course.") else None
+
+
+def cell_uses(cell: nbformat.NotebookNode, names: dict[str, str], module: str) -> bool:
+    """Whether a code cell refers to anything imported from `module` (or the import itself)."""
+    try:
+        tree = ast.parse(cell.source)
+    except SyntaxError:
+        return False
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and (node.module or "").startswith(module):
+            return True
+        target = course_target(node, names) if isinstance(node, ast.Name | ast.Attribute) else None
+        if target and target.startswith(module):
+            return True
+    return False
+
+
+# --- widgets: the first drawing of a panel -----------------------------------------------------
+
+
+def panel_call(source: str, names: dict[str, str]) -> tuple[Callable, list, dict] | None:
+    """The course function a cell's last expression calls, with its literal arguments.
+
+    Keyword arguments that are not literals are dropped (the parameter's default applies); a
+    positional one that is not a literal means the default state cannot be drawn: None."""
+    try:
+        body = ast.parse(source).body
+    except SyntaxError:
+        return None
+    if not body or not isinstance(body[-1], ast.Expr) or not isinstance(body[-1].value, ast.Call):
+        return None
+    call = body[-1].value
+    target = course_target(call.func, names)
+    if target is None:
+        return None
+    try:
+        args = [ast.literal_eval(arg) for arg in call.args]
+    except ValueError:
+        return None
+    kwargs = {}
+    for keyword in call.keywords:
+        with contextlib.suppress(ValueError):
+            kwargs[keyword.arg] = ast.literal_eval(keyword.value)
+    try:
+        function = resolve(target)
+    except (ImportError, AttributeError):
+        return None
+    return function, args, kwargs
+
+
+def first_drawing(source: str, names: dict[str, str]) -> str | None:
+    """HTML of the panel a cell makes, drawn now in its default state; None if it cannot be.
+
+    Drawn once per process: the site and the decks built together share each drawing."""
+    return _first_drawing(source, tuple(sorted(names.items())))
+
+
+@functools.cache
+def _first_drawing(source: str, names: tuple[tuple[str, str], ...]) -> str | None:
+    from course.ui import Panel
+
+    found = panel_call(source, dict(names))
+    if found is None:
+        return None
+    function, args, kwargs = found
+    if any(name not in inspect.signature(function).parameters for name in kwargs):
+        return None
+    with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
+        panel = function(*args, **kwargs)
+    if not isinstance(panel, Panel) or panel.error:
+        return None
+    parts = [note_html(FIRST_DRAWING)]
+    if panel.figure is not None:
+        png = base64.b64encode(panel.image.value).decode("ascii")
+        parts.append(
+            f"<img src='data:image/png;base64,{png}' alt='the widget, as first drawn' "
+            "style='max-width:100%'>"
+        )
+    parts.append(panel.text.value)
+    return "".join(parts)
+
+
+def note_html(text: str) -> str:
+    return f"<p style='color:#1f5fa8'><em>{text}</em></p>"
+
+
+def static_page_notebook(nb: nbformat.NotebookNode, draw: bool = True) -> nbformat.NotebookNode:
+    """A copy fit for a page without a kernel: widgets drawn (if `draw`) or noted, doctor
+    output labelled.
 
     Widget state is not stored in the notebooks (scripts/execute_notebooks.py drops it), so an
     exported widget view would be an empty box."""
     nb = copy.deepcopy(nb)
+    names = imported_names(nb)
     for cell in nb.cells:
-        for output in cell.get("outputs", []):
+        outputs = cell.get("outputs", [])
+        for output in outputs:
             data = output.get("data", {})
             if WIDGET_MIME not in data:
                 continue
             del data[WIDGET_MIME]
             if not any(mime in data for mime in STATIC_MIMES):
+                drawn = first_drawing(cell.source, names) if draw else None
                 data.clear()
-                data["text/html"] = f"<p style='color:#1f5fa8'><em>{WIDGET_NOTE}</em></p>"
+                data["text/html"] = drawn or note_html(WIDGET_NOTE)
+        if outputs and cell_uses(cell, names, "course.doctor"):
+            note_data = {"text/html": note_html(BUILD_MACHINE_NOTE)}
+            note = nbformat.v4.new_output("display_data", data=note_data)
+            cell.outputs = [note, *outputs]
     return nb
+
+
+# --- pages ----------------------------------------------------------------------------------------
 
 
 def read_lessons(notebook_dir: Path, lessons: Iterable[Lesson]) -> list[tuple[Lesson, Path]]:
@@ -78,12 +293,68 @@ def read_lessons(notebook_dir: Path, lessons: Iterable[Lesson]) -> list[tuple[Le
     return found
 
 
-def export_page(exporter: HTMLExporter, lesson: Lesson, path: Path, suffix: str) -> str:
+def refuse_mermaid(nb: nbformat.NotebookNode, path: Path) -> None:
+    """mermaid.js is an ES module: it cannot load from a file:// page, so say so at build time."""
+    for cell in nb.cells:
+        if cell.cell_type == "markdown" and MERMAID.search(cell.source):
+            raise CourseError(
+                f"{path.name} has a mermaid diagram, which the offline site cannot render: "
+                "draw it in course/figures.py (make assets) and show the PNG instead"
+            )
+
+
+def nav_html(lessons: list[Lesson], index: int, suffix: str) -> str:
+    """Links to the index and to the previous and next lessons."""
+    links = ["<a href='index.html'>&#8593; All lessons</a>"]
+    if index > 0:
+        before = lessons[index - 1]
+        links.append(
+            f"<a href='{page_name(before, suffix)}'>&#8592; {html.escape(heading(before))}</a>"
+        )
+    if index + 1 < len(lessons):
+        after = lessons[index + 1]
+        links.append(
+            f"<a href='{page_name(after, suffix)}'>{html.escape(heading(after))} &#8594;</a>"
+        )
+    return f"<nav class='course-nav' style='{NAV_STYLE}'>{' &nbsp;·&nbsp; '.join(links)}</nav>"
+
+
+def copy_assets(nb: nbformat.NotebookNode, path: Path, out_dir: Path) -> None:
+    """Point the notebook's `../assets/NAME` figures at out_dir/assets/NAME, and copy them there.
+
+    (nbconvert embeds only images inside the notebook's own folder.)"""
+    for cell in nb.cells:
+        if cell.cell_type != "markdown":
+            continue
+        for _opening, name in ASSET_REF.findall(cell.source):
+            source = path.parent.parent / "assets" / name
+            if not source.is_file():
+                raise CourseError(f"{path.name} shows ../assets/{name}, which does not exist")
+            (out_dir / "assets").mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(source, out_dir / "assets" / name)
+        cell.source = ASSET_REF.sub(lambda m: f"{m[1]}assets/{m[2]}", cell.source)
+
+
+def export_page(
+    exporter: HTMLExporter, lesson: Lesson, path: Path, out_dir: Path, suffix: str, draw: bool
+) -> str:
     """One notebook as HTML, with links to other notebooks pointing at their pages."""
-    nb = without_live_widgets(nbformat.read(path, as_version=4))
+    raw = nbformat.read(path, as_version=4)
+    refuse_mermaid(raw, path)
+    nb = static_page_notebook(raw, draw)
+    copy_assets(nb, path, out_dir)
     resources = {"metadata": {"name": heading(lesson), "path": str(path.parent)}}
     body, _ = exporter.from_notebook_node(nb, resources=resources)
     return NOTEBOOK_LINK.sub(lambda m: f'href="{m[1]}{suffix}{m[2] or ""}"', body)
+
+
+def with_nav(page: str, nav: str) -> str:
+    """The page with the navigation bar at the top of its body (and at the bottom)."""
+    opening = BODY_TAG.search(page)
+    if opening is None:
+        raise CourseError("nbconvert's page has no <body> tag: did its template change?")
+    page = page[: opening.end()] + nav + page[opening.end() :]
+    return page.replace("</body>", nav + "</body>", 1)
 
 
 def index_page(title: str, lessons: list[Lesson], suffix: str) -> str:
@@ -104,12 +375,25 @@ td, th {{ border-bottom: 1px solid #ddd; padding: .4rem .6rem; text-align: left;
 td:last-child {{ white-space: nowrap; }}
 </style></head>
 <body><h1>{html.escape(title)}</h1>
-<p>Read-only version of the executed notebooks. To run the code and use the widgets, clone the
-repository and run <code>make lab</code>.</p>
+<p>Read-only version of the executed notebooks: it works offline. To run the code and use the
+widgets, clone the repository and run <code>make lab</code>.</p>
 <table><tr><th>#</th><th>Notebook</th><th>Question</th><th>Time</th></tr>
 {rows}
 </table><p>About {total} minutes in all.</p></body></html>
 """
+
+
+def copy_static(out_dir: Path, web: Path, files: Iterable[str]) -> None:
+    """Copy the listed files and folders of node_modules into out_dir/_static."""
+    for relative in files:
+        source, target = web / relative, out_dir / STATIC / relative
+        if source.is_dir():
+            shutil.copytree(source, target, dirs_exist_ok=True)
+        elif source.is_file():
+            target.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(source, target)
+        else:
+            raise CourseError(f"{source} is missing: reinstall with `make web`")
 
 
 def build(
@@ -119,32 +403,78 @@ def build(
     title: str,
     notebook_dir: Path = NOTEBOOKS,
     lessons: Iterable[Lesson] = LESSONS,
+    nav: bool = False,
+    draw: bool = True,
 ) -> list[Path]:
     """Export every catalogued notebook into out_dir plus an index.html; returns the files."""
     found = read_lessons(notebook_dir, lessons)
+    ordered = [lesson for lesson, _ in found]
     out_dir.mkdir(parents=True, exist_ok=True)
     written = []
-    for lesson, path in found:
+    for position, (lesson, path) in enumerate(found):
+        page = export_page(exporter, lesson, path, out_dir, suffix, draw)
+        if nav:
+            page = with_nav(page, nav_html(ordered, position, suffix))
         target = out_dir / page_name(lesson, suffix)
-        target.write_text(export_page(exporter, lesson, path, suffix), encoding="utf-8")
+        target.write_text(page, encoding="utf-8")
         written.append(target)
     index = out_dir / "index.html"
-    index.write_text(index_page(title, [lesson for lesson, _ in found], suffix), encoding="utf-8")
+    index.write_text(index_page(title, ordered, suffix), encoding="utf-8")
     return [index, *written]
 
 
-def build_site(out_dir: Path, notebook_dir: Path = NOTEBOOKS, lessons=LESSONS) -> list[Path]:
-    """The static HTML course: index.html and NN_name.html pages with their stored outputs."""
-    exporter = HTMLExporter(template_name="lab", embed_images=True)
-    return build(exporter, out_dir, ".html", "PyTorch internals: the course", notebook_dir, lessons)
-
-
-def build_slides(out_dir: Path, notebook_dir: Path = NOTEBOOKS, lessons=LESSONS) -> list[Path]:
-    """reveal.js decks, one per notebook; headings start slides (scripts/execute_notebooks.py)."""
-    exporter = SlidesExporter(embed_images=True, reveal_scroll=True)
-    return build(
-        exporter, out_dir, ".slides.html", "PyTorch internals: slides", notebook_dir, lessons
+def site_exporter() -> HTMLExporter:
+    """nbconvert's lab page, loading its scripts from _static/."""
+    return HTMLExporter(
+        template_name="course_lab",
+        extra_template_basedirs=[str(TEMPLATES)],
+        embed_images=True,
+        **OFFLINE_URLS,
     )
+
+
+def slides_exporter() -> SlidesExporter:
+    """nbconvert's reveal.js deck (white theme: its fonts ship with reveal.js), from _static/."""
+    return SlidesExporter(
+        template_name="course_reveal",
+        extra_template_basedirs=[str(TEMPLATES)],
+        embed_images=True,
+        reveal_scroll=True,
+        reveal_theme="white",
+        reveal_url_prefix=f"{STATIC}/reveal.js",
+        **OFFLINE_URLS,
+    )
+
+
+def build_site(
+    out_dir: Path,
+    notebook_dir: Path = NOTEBOOKS,
+    lessons: Iterable[Lesson] = LESSONS,
+    web: Path | None = None,
+    draw: bool = True,
+) -> list[Path]:
+    """The static HTML course: index.html and NN_name.html pages with their stored outputs.
+
+    `web` is the node_modules to serve scripts from (default: build/node's, installed if
+    needed); `draw=False` leaves every widget as a note (quicker, for tests of the structure)."""
+    copy_static(out_dir, web or node_modules(), SITE_FILES)
+    title = "PyTorch internals: the course"
+    exporter = site_exporter()
+    return build(exporter, out_dir, ".html", title, notebook_dir, lessons, nav=True, draw=draw)
+
+
+def build_slides(
+    out_dir: Path,
+    notebook_dir: Path = NOTEBOOKS,
+    lessons: Iterable[Lesson] = LESSONS,
+    web: Path | None = None,
+    draw: bool = True,
+) -> list[Path]:
+    """reveal.js decks, one per notebook; headings start slides (scripts/execute_notebooks.py)."""
+    copy_static(out_dir, web or node_modules(), SLIDE_FILES)
+    title = "PyTorch internals: slides"
+    exporter = slides_exporter()
+    return build(exporter, out_dir, ".slides.html", title, notebook_dir, lessons, draw=draw)
 
 
 def main(argv: list[str] | None = None) -> int:

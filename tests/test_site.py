@@ -1,8 +1,15 @@
-"""The static site and the slide decks build from the stored notebooks, and every link resolves."""
+"""The static site and the slide decks build from the stored notebooks, and every link resolves.
+
+These tests serve the pages' scripts from a stand-in node_modules (no npm needed) and leave
+widgets as notes, so they stay quick; tests/test_site_offline.py (marker `browser`) builds with the
+real npm packages and widget drawings and looks at the result in Chromium with the network cut.
+"""
 
 from __future__ import annotations
 
 import importlib.util
+import json
+import re
 from html.parser import HTMLParser
 from pathlib import Path
 
@@ -14,40 +21,67 @@ from course.catalog import LESSONS, Lesson
 from course.errors import CourseError
 
 ROOT = Path(__file__).resolve().parents[1]
-_spec = importlib.util.spec_from_file_location("build_site", ROOT / "scripts/build_site.py")
-build_site = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(build_site)
+
+
+def _load(name: str):
+    spec = importlib.util.spec_from_file_location(name, ROOT / f"scripts/{name}.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+build_site = _load("build_site")
+web_deps = _load("web_deps")
+TINY = Lesson("00_tiny.ipynb", "Tiny", "Does it build?", 1, (), ())
 
 
 class _Links(HTMLParser):
-    """Collects <a href> and <img src> values."""
+    """Collects <a href>, <img src>, <script src> and <link href> values."""
 
     def __init__(self) -> None:
         super().__init__()
         self.links: list[str] = []
+        self.loads: list[str] = []  # what the page fetches by itself (scripts, styles, images)
 
     def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
-        wanted = {"a": "href", "img": "src"}.get(tag)
-        self.links += [value for name, value in attrs if name == wanted and value]
+        wanted = {"a": "href", "img": "src", "script": "src", "link": "href"}.get(tag)
+        values = [value for name, value in attrs if name == wanted and value]
+        if tag in ("a", "img"):
+            self.links += values
+        if tag != "a":
+            self.loads += values
 
 
-def links(path: Path) -> list[str]:
+def parsed(path: Path) -> _Links:
     parser = _Links()
     parser.feed(path.read_text(encoding="utf-8"))
-    return parser.links
+    return parser
 
 
 def local_links(path: Path) -> list[str]:
     """Links to other files of the build (not web addresses, anchors or embedded data)."""
     remote = ("http://", "https://", "#", "data:", "mailto:")
-    return [link.split("#")[0] for link in links(path) if not link.startswith(remote)]
+    return [link.split("#")[0] for link in parsed(path).links if not link.startswith(remote)]
 
 
 @pytest.fixture(scope="module")
-def built(tmp_path_factory) -> dict[str, Path]:
+def fake_web(tmp_path_factory) -> Path:
+    """A node_modules with one small file per path the pages load."""
+    web = tmp_path_factory.mktemp("node_modules")
+    for relative in build_site.SLIDE_FILES:
+        path = web / relative
+        if path.suffix not in (".js", ".css"):
+            path = path / "part.js"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(f"/* {relative} */")
+    return web
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory, fake_web) -> dict[str, Path]:
     out = tmp_path_factory.mktemp("build")
-    build_site.build_site(out / "site")
-    build_site.build_slides(out / "slides")
+    build_site.build_site(out / "site", web=fake_web, draw=False)
+    build_site.build_slides(out / "slides", web=fake_web, draw=False)
     return {"site": out / "site", "slides": out / "slides"}
 
 
@@ -71,6 +105,35 @@ def test_each_page_carries_its_title_and_its_links_resolve(built, kind, suffix):
             assert (built[kind] / target).is_file(), f"{page.name} links to missing {target}"
 
 
+@pytest.mark.parametrize("kind, suffix", [("site", ".html"), ("slides", ".slides.html")])
+def test_pages_load_nothing_from_outside_the_build(built, kind, suffix):
+    for lesson in LESSONS:
+        page = built[kind] / build_site.page_name(lesson, suffix)
+        loads = [src.split("?")[0] for src in parsed(page).loads if not src.startswith("data:")]
+        assert loads, f"{page.name} loads no scripts at all?"
+        for src in loads:
+            assert not re.match(r"(https?:)?//", src), f"{page.name} loads {src} from the web"
+            assert (built[kind] / src).is_file(), f"{page.name} loads missing {src}"
+        assert "mermaid" not in page.read_text(encoding="utf-8").lower()
+
+
+def test_slides_load_reveal_from_the_build(built):
+    text = (built["slides"] / build_site.page_name(LESSONS[1], ".slides.html")).read_text()
+    assert '"_static/reveal.js/dist/reveal.js"' in text  # loaded through require.js
+    assert (built["slides"] / "_static/reveal.js/plugin/notes/notes.js").is_file()
+    assert "theme/white.css" in text
+
+
+def test_lesson_pages_link_back_to_the_index_and_their_neighbours(built):
+    for position, lesson in enumerate(LESSONS):
+        links = local_links(built["site"] / build_site.page_name(lesson, ".html"))
+        assert links.count("index.html") == 2, lesson.filename  # top and bottom
+        if position:
+            assert build_site.page_name(LESSONS[position - 1], ".html") in links
+        if position + 1 < len(LESSONS):
+            assert build_site.page_name(LESSONS[position + 1], ".html") in links
+
+
 def test_index_shows_question_and_time(built):
     text = (built["site"] / "index.html").read_text(encoding="utf-8")
     for lesson in LESSONS:
@@ -87,28 +150,34 @@ def test_decks_have_one_slide_per_heading(built):
         assert text.count("<section") >= slides > 0, lesson.filename
 
 
-def _widget_notebook(path: Path, with_figure: bool) -> None:
+def _build_tiny(tmp_path: Path, fake_web: Path, cells: list, draw: bool = True) -> str:
+    nbformat.write(new_notebook(cells=cells), tmp_path / TINY.filename)
+    _, page = build_site.build_site(tmp_path / "out", tmp_path, [TINY], web=fake_web, draw=draw)
+    return page.read_text()
+
+
+def _widget_cell(source: str, with_figure: bool = False):
     data = {build_site.WIDGET_MIME: {"model_id": "abc", "version_major": 2}, "text/plain": "P()"}
     if with_figure:
         data["image/png"] = "iVBORw0KGgo="
-    cells = [
-        new_markdown_cell("# 00 · Tiny\n\nDoes it build? Next: [01_next.ipynb](01_next.ipynb)"),
-        new_code_cell("panel", outputs=[new_output("display_data", data=data)]),
-    ]
-    nbformat.write(new_notebook(cells=cells), path)
+    return new_code_cell(source, outputs=[new_output("display_data", data=data)])
+
+
+TITLE = new_markdown_cell("# 00 · Tiny\n\nDoes it build? Next: [01_next.ipynb](01_next.ipynb)")
 
 
 @pytest.mark.parametrize("with_figure", [False, True])
 def test_widgets_become_a_note_or_their_static_figure(tmp_path, with_figure):
-    _widget_notebook(tmp_path / "00_tiny.ipynb", with_figure)
-    lesson = Lesson("00_tiny.ipynb", "Tiny", "Does it build?", 1, (), ())
+    nbformat.write(
+        new_notebook(cells=[TITLE, _widget_cell("panel", with_figure)]), tmp_path / TINY.filename
+    )
     index, page = build_site.build(
         build_site.HTMLExporter(template_name="lab"),
         tmp_path / "out",
         ".html",
         "T",
         tmp_path,
-        [lesson],
+        [TINY],
     )
     text = page.read_text()
     assert (build_site.WIDGET_NOTE in text) is not with_figure
@@ -117,6 +186,130 @@ def test_widgets_become_a_note_or_their_static_figure(tmp_path, with_figure):
     assert local_links(index) == ["00_tiny.html"]
 
 
-def test_a_missing_notebook_is_a_clear_error(tmp_path):
+def test_a_course_panel_shows_its_first_drawing(tmp_path, fake_web):
+    cells = [
+        TITLE,
+        new_code_cell("from course.ui import widget_check"),
+        _widget_cell("widget_check()"),
+    ]
+    text = _build_tiny(tmp_path, fake_web, cells)
+    assert build_site.FIRST_DRAWING in text and build_site.WIDGET_NOTE not in text
+    assert '<img alt="the widget, as first drawn" src="data:image/png;base64,' in text
+    assert "Widgets work: the slider says 4." in text  # the panel's text under its figure
+
+
+@pytest.mark.parametrize(
+    "source, drawn",
+    [
+        ("ui.widget_check()", True),  # through a module alias
+        ("w = 3\nui.widget_check()", True),
+        ("ui.widget_check(unknown=3)", False),  # no such parameter: cannot be drawn
+        ("ui.widget_check(unknown=x)", True),  # a value only the kernel knows: dropped
+        ("ui.widget_check(x)", False),  # a positional value only the kernel knows
+        ("ui.html_table([])", False),  # not a Panel
+        ("import os\nos.getcwd()", False),  # never runs anything outside the course
+        ("panel = ui.widget_check()", False),  # not the cell's value
+    ],
+)
+def test_which_widget_cells_are_drawn(source, drawn):
+    names = {"ui": "course.ui", "os": "os"}
+    assert (build_site.first_drawing(source, names) is not None) is drawn
+
+
+def test_keyword_values_the_build_cannot_know_take_their_defaults():
+    names = {"sweep_widget": "course.story.sweep.sweep_widget"}
+    function, args, kwargs = build_site.panel_call("sweep_widget(first=story, steps=5)", names)
+    assert function.__name__ == "sweep_widget" and args == [] and kwargs == {"steps": 5}
+
+
+def test_drawing_can_be_turned_off(tmp_path, fake_web):
+    cells = [
+        TITLE,
+        new_code_cell("from course.ui import widget_check"),
+        _widget_cell("widget_check()"),
+    ]
+    text = _build_tiny(tmp_path, fake_web, cells, draw=False)
+    assert build_site.WIDGET_NOTE in text and build_site.FIRST_DRAWING not in text
+
+
+def test_doctor_output_says_it_is_the_build_machines(tmp_path, fake_web):
+    html_output = new_output("display_data", data={"text/html": "<table>doctor</table>"})
+    doctor = new_code_cell("from course.doctor import report_html\nreport_html()")
+    doctor.outputs = [html_output]
+    other = new_code_cell("print(1)", outputs=[new_output("stream", text="1\n")])
+    text = _build_tiny(tmp_path, fake_web, [TITLE, doctor, other])
+    assert text.count("the machine that built this site") == 1
+    assert text.index("the machine that built this site") < text.index("<table>doctor</table>")
+
+
+def test_imported_names_map_to_dotted_objects():
+    nb = new_notebook(
+        cells=[
+            new_code_cell(
+                "import torch\nimport course.ui as ui\nfrom course.kernels import lab as L"
+            ),
+            new_code_cell("%matplotlib inline"),  # magics are skipped, not fatal
+        ]
+    )
+    assert build_site.imported_names(nb) == {
+        "torch": "torch",
+        "ui": "course.ui",
+        "L": "course.kernels.lab",
+    }
+
+
+def test_figures_from_assets_travel_with_the_pages(tmp_path, fake_web):
+    notebooks = tmp_path / "notebooks"
+    (tmp_path / "assets").mkdir()
+    notebooks.mkdir()
+    (tmp_path / "assets" / "one.png").write_bytes((ROOT / "assets/stack_layers.png").read_bytes())
+    cells = [new_markdown_cell("# 00 · Tiny\n\n![The stack](../assets/one.png)")]
+    text = _build_tiny(notebooks, fake_web, cells)
+    assert 'src="assets/one.png"' in text
+    assert (notebooks / "out" / "assets" / "one.png").is_file()
+    cells = [new_markdown_cell("# 00 · Tiny\n\n![Gone](../assets/gone.png)")]
+    with pytest.raises(CourseError, match="gone.png, which does not exist"):
+        _build_tiny(notebooks, fake_web, cells)
+
+
+def test_a_mermaid_diagram_is_refused_clearly(tmp_path, fake_web):
+    cells = [new_markdown_cell("# 00 · Tiny\n\n```mermaid\ngraph TD; A-->B\n```")]
+    with pytest.raises(CourseError, match="mermaid diagram"):
+        _build_tiny(tmp_path, fake_web, cells)
+
+
+def test_a_missing_notebook_is_a_clear_error(tmp_path, fake_web):
     with pytest.raises(CourseError, match="01_the_plateau.ipynb"):
-        build_site.build_site(tmp_path / "site", notebook_dir=tmp_path, lessons=LESSONS[1:2])
+        build_site.build_site(tmp_path / "site", tmp_path, LESSONS[1:2], web=fake_web)
+
+
+def test_a_missing_npm_file_is_a_clear_error(tmp_path):
+    with pytest.raises(CourseError, match="make web"):
+        build_site.build_site(tmp_path / "site", web=tmp_path / "empty", draw=False)
+
+
+# --- web/package.json: what npm installs --------------------------------------------------------
+
+
+def test_the_lock_pins_every_package_the_pages_and_the_hub_use():
+    lock = json.loads((ROOT / "web/package-lock.json").read_text())
+    pinned = {path.removeprefix("node_modules/") for path in lock["packages"] if path}
+    used = {relative.split("/")[0] for relative in build_site.SLIDE_FILES}
+    assert used | {"configurable-http-proxy"} <= pinned
+    wanted = json.loads((ROOT / "web/package.json").read_text())["dependencies"]
+    for name, version in wanted.items():
+        assert lock["packages"][f"node_modules/{name}"]["version"] == version
+
+
+def test_an_up_to_date_install_is_not_repeated(tmp_path, monkeypatch):
+    node = tmp_path / "node"
+    node.mkdir()
+    (node / ".installed").write_text(web_deps.lock_hash())
+    monkeypatch.setattr(web_deps.shutil, "which", lambda _name: pytest.fail("ran npm"))
+    assert web_deps.node_modules(node) == node / "node_modules"
+
+
+def test_without_npm_the_install_says_what_is_needed(tmp_path, monkeypatch):
+    monkeypatch.setattr(web_deps.shutil, "which", lambda _name: None)
+    with pytest.raises(CourseError, match="Node.js"):
+        web_deps.node_modules(tmp_path / "node")
