@@ -74,7 +74,12 @@ LESSONS: tuple[Lesson, ...] = (
         "The dispatcher",
         "How does one Python call end up in a device-specific kernel?",
         30,
-        ("read native_functions.yaml", "read live dispatch tables", "register a kernel"),
+        (
+            "follow the registry to a backend's kernel",
+            "walk the live dispatch table",
+            "plant the 2.2.1 bug in your CPU's table",
+            "define an op with a fake kernel",
+        ),
     ),
     Lesson(
         "06_placeholder.ipynb",

@@ -104,17 +104,33 @@ def path_figure(entry: RegistryEntry, steps: list[Step], tensor: torch.Tensor) -
     return fig
 
 
+def entry_html(entry: RegistryEntry) -> str:
+    """One registry entry: its schema as wrapping text (it is long), its other fields as a table.
+
+    The schema is kept out of the table because a table cell grows to its longest unbreakable
+    line, which pushed the widget past a notebook's width.
+    """
+    schema = (
+        "<pre style='white-space:pre-wrap;overflow-wrap:anywhere;margin:2px 0'>"
+        f"{html.escape(entry.schema)}</pre>"
+    )
+    return schema + html_table([row for row in entry.as_rows() if row["field"] != "func"])
+
+
 def explorer_html(entry: RegistryEntry) -> str:
-    """The registry entry (and its structured delegate) beside the live registered kernels."""
-    registry = html_table(entry.as_rows())
+    """The registry entry (and its structured delegate) beside the live registered kernels.
+
+    Two columns that wrap under each other when the notebook is narrow: nothing overflows.
+    """
+    registry = entry_html(entry)
     if entry.structured_delegate:
         delegate = lookup(entry.structured_delegate)
         registry += f"<p>kernel shared with <code>{delegate.name}</code>:</p>"
-        registry += html_table(delegate.as_rows())
+        registry += entry_html(delegate)
     live = html_table(kernel_rows(registered_kernels(entry.name)))
-    column = "<div style='flex:1;min-width:320px'><h4>{}</h4>{}</div>"
+    column = "<div style='flex:1 1 320px;min-width:0;overflow-x:auto'><h4>{}</h4>{}</div>"
     return (
-        "<div style='display:flex;gap:16px;flex-wrap:wrap'>"
+        "<div style='display:flex;gap:16px;flex-wrap:wrap;max-width:100%'>"
         + column.format("Registry: native_functions.yaml", registry)
         + column.format(f"Live: {html.escape(entry.qualified)} in this process", live)
         + "</div>"

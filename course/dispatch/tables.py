@@ -47,8 +47,10 @@ ROLES = {
 
 
 @dataclass(frozen=True)
-class Kernel:
-    """One dispatch-table row: the kernel a key runs, where it was registered, and how."""
+class RegisteredKernel:
+    """One dispatch-table row: the kernel a key runs, where it was registered, and how.
+
+    (Not `Kernel`: in this course that name means an emulated-device kernel, course.emps.)"""
 
     key: str
     where: str  # "file:line" as torch reports it (a C++ file, or a Python file for torch.library)
@@ -62,12 +64,19 @@ class Kernel:
         return PurePath(self.where.rsplit(":", 1)[0]).name
 
     @property
+    def stable_file(self) -> str:
+        """`file` with a generated file's shard number hidden ("RegisterCPU_2.cpp" ->
+        "RegisterCPU_N.cpp"): which shard holds an op changes between torch releases, and a
+        checked notebook output must not."""
+        return re.sub(r"_\d+\.cpp$", "_N.cpp", self.file)
+
+    @property
     def language(self) -> str:
         """Python for kernels registered with torch.library, C++ for those compiled into torch."""
         return "Python" if self.file.endswith(".py") or "<" in self.where else "C++"
 
 
-def registered_kernels(op: str) -> list[Kernel]:
+def registered_kernels(op: str) -> list[RegisteredKernel]:
     """The kernels registered for an op, as `_dispatch_dump` lists them (overridden ones too)."""
     name = qualified(op)
     lines = [line for line in torch._C._dispatch_dump(name).splitlines() if line.strip()]
@@ -81,11 +90,11 @@ def registered_kernels(op: str) -> list[Kernel]:
     return [k for k in kernels if k is not None]
 
 
-def _dump_kernel(line: str) -> Kernel | None:
+def _dump_kernel(line: str) -> RegisteredKernel | None:
     match = _DUMP_LINE.match(line)
     if match is None:
         return None
-    return Kernel(
+    return RegisteredKernel(
         key=match["key"],
         where=match["where"],
         kind="registered",
@@ -94,14 +103,14 @@ def _dump_kernel(line: str) -> Kernel | None:
     )
 
 
-def computed_table(op: str) -> dict[str, Kernel]:
+def computed_table(op: str) -> dict[str, RegisteredKernel]:
     """What every runtime key would run for this op, fallbacks and fallthroughs included."""
     name = qualified(op)
-    table: dict[str, Kernel] = {}
+    table: dict[str, RegisteredKernel] = {}
     for line in torch._C._dispatch_dump_table(name).splitlines():
         match = _TABLE_LINE.match(line.strip())
         if match:
-            table[match["key"]] = Kernel(
+            table[match["key"]] = RegisteredKernel(
                 match["key"], match["where"], match["kind"], fallthrough=bool(match["fallthrough"])
             )
     if not table:
@@ -137,12 +146,19 @@ def active_keys(tensor: torch.Tensor) -> list[str]:
     return order_keys(keys - torch._C._dispatch_tls_local_exclude_set())
 
 
+def backend_key(tensor: torch.Tensor) -> str:
+    """The dispatch key of the tensor's device: where a call ends ("CPU", "Meta", "PrivateUse1")."""
+    if not isinstance(tensor, torch.Tensor):
+        raise CourseError(f"backend_key needs a tensor, not {type(tensor).__name__}")
+    return torch._C._dispatch_key_for_device(tensor.device.type)
+
+
 @dataclass(frozen=True)
 class Step:
     """One layer a call passes through: its key, the kernel it runs, and what that layer does."""
 
     key: str
-    kernel: Kernel
+    kernel: RegisteredKernel
     role: str
 
 
@@ -153,7 +169,7 @@ def call_path(op: str, tensor: torch.Tensor) -> list[Step]:
     the tensor's backend key, or at `Python`, where a tensor subclass takes over the call.
     """
     table = computed_table(op)
-    backend = torch._C._dispatch_key_for_device(tensor.device.type)
+    backend = backend_key(tensor)
     steps = []
     for key in active_keys(tensor):
         kernel = table.get(key)
@@ -175,13 +191,15 @@ def _role(key: str) -> str:
 
 
 def path_rows(steps: list[Step]) -> list[dict[str, str]]:
-    """Rows for a table of a call path (file names only, so outputs are machine-independent)."""
+    """Rows for a table of a call path (file names only, shard numbers hidden, so outputs are
+    the same on every machine and torch release)."""
     return [
-        {"key": s.key, "kind": s.kernel.kind, "file": s.kernel.file, "does": s.role} for s in steps
+        {"key": s.key, "kind": s.kernel.kind, "file": s.kernel.stable_file, "does": s.role}
+        for s in steps
     ]
 
 
-def kernel_rows(kernels: list[Kernel]) -> list[dict[str, str]]:
+def kernel_rows(kernels: list[RegisteredKernel]) -> list[dict[str, str]]:
     """Rows for a table of registered kernels."""
     return [
         {
@@ -195,9 +213,10 @@ def kernel_rows(kernels: list[Kernel]) -> list[dict[str, str]]:
 
 
 def key_summary(op: str, key: str) -> list[str]:
-    """The kernels registered for one key as "file (state)": how an override shows up."""
+    """The kernels registered for one key as "file (state)": how an override shows up (file
+    names as `RegisteredKernel.stable_file` gives them)."""
     return [
-        f"{k.file} ({'active' if k.active else 'inactive'})"
+        f"{k.stable_file} ({'active' if k.active else 'inactive'})"
         for k in registered_kernels(op)
         if k.key == key
     ]
