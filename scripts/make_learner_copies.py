@@ -161,10 +161,9 @@ def learner_notebook(reference: dict, name: str) -> dict:
     cells = [
         learner_cell(cell, f"{name} cell {index}") for index, cell in enumerate(reference["cells"])
     ]
-    metadata = {k: reference["metadata"][k] for k in ("kernelspec",) if k in reference["metadata"]}
-    language = reference["metadata"].get("language_info", {})
-    if "name" in language:
-        metadata["language_info"] = {"name": language["name"]}
+    # What JupyterLab would add back on opening (so an unedited copy stays byte-identical).
+    keep = ("kernelspec", "language_info")
+    metadata = {k: reference["metadata"][k] for k in keep if k in reference["metadata"]}
     return {
         "cells": [_setup_cell(), *cells],
         "metadata": metadata,
