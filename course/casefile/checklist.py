@@ -9,14 +9,17 @@ state, and dtype or device surprises. Each check yields a `Finding` with a sever
 
 from __future__ import annotations
 
+import itertools
 import platform
 import re
+import textwrap
 from dataclasses import dataclass
 
 import torch
 from torch import nn
 
 from course import emps
+from course.errors import CourseError
 from course.story.plateau import dataset
 from course.story.sae import TopKSAE
 from course.ui import html_table
@@ -69,9 +72,16 @@ class Finding:
 
 
 def version_tuple(version: str) -> tuple[int, int]:
-    """(major, minor) from a version string such as "2.2.1", "2.13.0+cpu" or "14.5"."""
-    match = re.match(r"(\d+)\.(\d+)", version)
-    return (int(match[1]), int(match[2])) if match else (0, 0)
+    """(major, minor) from a version string such as "2.2.1", "2.13.0+cpu" or "14.5".
+
+    "" means "no such thing here" (platform.mac_ver() off a Mac) and gives (0, 0).
+    """
+    if version == "":
+        return (0, 0)
+    match = re.match(r"(\d+)\.(\d+)", version) if isinstance(version, str) else None
+    if match is None:
+        raise CourseError(f"cannot read a version from {version!r}; expected e.g. '2.2.1'")
+    return (int(match[1]), int(match[2]))
 
 
 def _bug_status(bug: KnownBug, torch_version: str) -> tuple[str, str]:
@@ -131,14 +141,21 @@ def _not_contiguous(
 
 
 def parameter_findings(model: nn.Module, mps_like: bool) -> list[Finding]:
-    """Non-contiguous parameters, float64 on an MPS-like device, mixed devices or dtypes."""
+    """Non-contiguous parameters and buffers, float64 on an MPS-like device, mixed devices/dtypes.
+
+    Buffers count too: the model writes them in place (BatchNorm's running statistics), so a
+    non-contiguous buffer can lose its updates exactly like a parameter.
+    """
     params = dict(model.named_parameters())
+    tensors = {**params, **dict(model.named_buffers())}
     findings = []
-    for name, p in params.items():
-        if not p.is_contiguous():
+    for name, t in tensors.items():
+        if not t.is_contiguous():
             advice = "make it contiguous at init, e.g. w.T.contiguous()"
-            findings.append(_not_contiguous("contiguity", name, p, mps_like, advice))
-        if p.dtype == torch.float64 and mps_like:
+            if name not in params:
+                advice = "register a contiguous copy, e.g. buffer.contiguous()"
+            findings.append(_not_contiguous("contiguity", name, t, mps_like, advice))
+        if t.dtype == torch.float64 and mps_like:
             findings.append(
                 Finding(
                     "dtype",
@@ -155,13 +172,39 @@ def parameter_findings(model: nn.Module, mps_like: bool) -> list[Finding]:
     if len(dtypes) > 1:
         findings.append(Finding("dtype", "parameters", "warn", f"mixed dtypes {sorted(dtypes)}"))
     if not findings:
+        where = f"on {', '.join(sorted(devices))}, {', '.join(sorted(dtypes))}" if params else ""
+        buffers = len(tensors) - len(params)
+        message = f"{len(params)} parameters and {buffers} buffers, contiguous {where}".strip()
+        findings.append(Finding("parameters", "all", "ok", message))
+    return findings
+
+
+def optimizer_findings(model: nn.Module, optimizer: torch.optim.Optimizer) -> list[Finding]:
+    """Does the optimizer update this model? Tensors of another model, or parameters left out."""
+    mine = {id(p): name for name, p in model.named_parameters()}
+    held = [p for group in optimizer.param_groups for p in group["params"]]
+    foreign = [p for p in held if id(p) not in mine]
+    findings = []
+    if foreign:
         findings.append(
             Finding(
-                "parameters",
-                "all",
-                "ok",
-                f"{len(params)} parameters, contiguous, "
-                f"on {', '.join(sorted(devices))}, {', '.join(sorted(dtypes))}",
+                "optimizer",
+                "param_groups",
+                "fail",
+                f"{len(foreign)} of its {len(held)} tensors are not this model's parameters: "
+                "it was built for another model, so step() never updates this one",
+            )
+        )
+    held_ids = {id(p) for p in held}
+    left_out = [n for n, p in model.named_parameters() if p.requires_grad and id(p) not in held_ids]
+    if left_out:
+        shown = ", ".join(left_out[:3]) + (", ..." if len(left_out) > 3 else "")
+        findings.append(
+            Finding(
+                "optimizer",
+                f"{len(left_out)} parameters",
+                "warn",
+                f"not in the optimizer, so never updated: {shown}",
             )
         )
     return findings
@@ -207,11 +250,21 @@ def state_findings(
 
 def checklist(model: nn.Module, optimizer: torch.optim.Optimizer | None = None) -> list[Finding]:
     """Run every check of the story's checklist on a model (and its optimizer, after a step)."""
-    device_type = next(model.parameters()).device.type
+    if not isinstance(model, nn.Module):
+        raise CourseError(f"checklist(model, ...) needs an nn.Module, not {type(model).__name__}")
+    if optimizer is not None and not isinstance(optimizer, torch.optim.Optimizer):
+        raise CourseError(
+            "checklist(model, optimizer): optimizer must be a torch.optim.Optimizer such as "
+            f"torch.optim.Adam(model.parameters()), not {optimizer!r}"
+        )
+    first = next(itertools.chain(model.parameters(), model.buffers()), None)
+    device_type = first.device.type if first is not None else "cpu"
     mps_like = device_type in MPS_LIKE
     findings = version_findings(device_type) + parameter_findings(model, mps_like)
     if optimizer is not None:
-        findings += state_findings(model, optimizer, mps_like)
+        findings += optimizer_findings(model, optimizer) + state_findings(
+            model, optimizer, mps_like
+        )
     return findings
 
 
@@ -229,9 +282,22 @@ def checklist_html(findings: list[Finding]) -> str:
     return html_table(rows, COLOURS)
 
 
-def report(findings: list[Finding]) -> str:
-    """The findings as plain text, one per line (machine-independent apart from versions)."""
-    return "\n".join(f"[{f.severity:>4}] {f.check}: {f.target}: {f.message}" for f in findings)
+def report(findings: list[Finding], width: int = 100) -> str:
+    """The findings as plain text, one per finding, wrapped at spaces to fit a notebook cell.
+
+    Wrapped here (never mid-word, never at a hyphen) because a browser would otherwise break
+    long lines wherever it likes, "non-con|tiguous" included.
+    """
+    return "\n".join(
+        textwrap.fill(
+            f"[{f.severity:>4}] {f.check}: {f.target}: {f.message}",
+            width,
+            subsequent_indent=" " * 7,
+            break_long_words=False,
+            break_on_hyphens=False,
+        )
+        for f in findings
+    )
 
 
 def sae_after_one_step(

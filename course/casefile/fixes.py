@@ -3,13 +3,16 @@
 The bug needs two things at once: a non-contiguous parameter and a kernel that drops writes to
 non-contiguous outputs. Remove either and Adam works again, so there are three fixes: make the
 parameter contiguous at init, upgrade torch (the emulated 2.4 profile fixes addcmul_/addcdiv_),
-or upgrade macOS (the macOS 15 profile needs no temporaries at all).
+or upgrade macOS (the macOS 15 profile needs no temporaries at all). Each scenario is one call,
+so a notebook can train them one cell at a time.
 """
 
 from __future__ import annotations
 
 from course import emps
+from course.errors import require_choice
 from course.story.plateau import Run, run
+from course.tables import text_table
 
 # label -> (profile, init): the broken run first, then one change at a time
 SCENARIOS = {
@@ -20,11 +23,11 @@ SCENARIOS = {
 }
 
 
-def fix_three_ways(**train_kwargs) -> dict[str, Run]:
-    """Train the broken configuration and the three fixes (same data, seed and steps)."""
-    return {
-        label: run(profile, init, **train_kwargs) for label, (profile, init) in SCENARIOS.items()
-    }
+def run_scenario(label: str, **train_kwargs) -> Run:
+    """Train one scenario (same data, seed and steps as every other one and as notebook 01)."""
+    require_choice("scenario", label, SCENARIOS)
+    profile, init = SCENARIOS[label]
+    return run(profile, init, **train_kwargs)
 
 
 def outcome_rows(runs: dict[str, Run]) -> list[dict[str, object]]:
@@ -44,13 +47,6 @@ def outcome_rows(runs: dict[str, Run]) -> list[dict[str, object]]:
     return rows
 
 
-def outcome_text(runs: dict[str, Run]) -> str:
+def outcome_table(runs: dict[str, Run]) -> str:
     """The outcome rows as fixed-width text (deterministic: booleans only)."""
-    rows = outcome_rows(runs)
-    keys = list(rows[0])
-    width = max(len(row["run"]) for row in rows)
-    lines = [f"{keys[0]:<{width}}  " + "  ".join(keys[1:])]
-    for row in rows:
-        cells = [f"{str(row[k]):<{len(k)}}" for k in keys[1:]]
-        lines.append(f"{row['run']:<{width}}  " + "  ".join(cells))
-    return "\n".join(lines)
+    return text_table(outcome_rows(runs))

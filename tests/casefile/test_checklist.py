@@ -9,6 +9,7 @@ from torch import nn
 from course import emps
 from course.casefile.checklist import (
     KNOWN_MPS_BUGS,
+    Finding,
     checklist,
     checklist_html,
     problems,
@@ -17,6 +18,7 @@ from course.casefile.checklist import (
     version_findings,
     version_tuple,
 )
+from course.errors import CourseError
 
 
 @pytest.fixture(scope="module")
@@ -83,3 +85,45 @@ def test_versions_against_the_known_bug_table():
     assert {f.severity for f in version_findings("cpu", "2.2.1", "")} == {"ok"}
     assert all(bug.references for bug in KNOWN_MPS_BUGS)
     assert any("118115" in ref for ref in KNOWN_MPS_BUGS[0].references)
+
+
+def test_buffers_count_too():
+    model = nn.Linear(4, 3)
+    model.register_buffer("scale", torch.ones(1, 3).expand(4, 3))
+    found = problems(checklist(model))
+    assert [(f.check, f.target, f.severity) for f in found] == [("contiguity", "scale", "warn")]
+
+
+def test_an_optimizer_of_another_model_is_flagged():
+    model, other = nn.Linear(3, 3), nn.Linear(3, 3)
+    found = problems(checklist(model, torch.optim.Adam(other.parameters())))
+    assert ("optimizer", "param_groups", "fail") in {(f.check, f.target, f.severity) for f in found}
+    assert any("never updated" in f.message and f.severity == "warn" for f in found)
+    partial = problems(checklist(model, torch.optim.SGD([model.weight], lr=0.1)))
+    assert [(f.check, f.severity) for f in partial] == [("optimizer", "warn")]
+    assert "bias" in partial[0].message
+
+
+def test_a_model_without_parameters_is_checked_not_crashed():
+    found = checklist(nn.ReLU())
+    assert problems(found) == [] and "0 parameters" in report(found)
+
+
+@pytest.mark.parametrize(
+    ("call", "message"),
+    [
+        (lambda: checklist(None), "needs an nn.Module, not NoneType"),
+        (lambda: checklist(nn.Linear(2, 2), "adam"), "must be a torch.optim.Optimizer"),
+        (lambda: version_tuple("garbage"), "cannot read a version from 'garbage'"),
+    ],
+)
+def test_bad_input_is_a_course_error(call, message):
+    with pytest.raises(CourseError, match=message):
+        call()
+
+
+def test_report_lines_wrap_at_spaces_only():
+    long = [Finding("contiguity", "encoder.weight", "fail", "non-contiguous " * 12)]
+    lines = report(long, width=60).splitlines()
+    assert len(lines) > 1 and all(len(line) <= 60 for line in lines)
+    assert all(word == "non-contiguous" for line in lines[1:] for word in line.split())
