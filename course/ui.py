@@ -4,18 +4,27 @@ Why one shell: each widget is a function returning a `Panel`, which redraws sync
 control changes. Figures are rendered to PNG bytes in an `ipywidgets.Image` (not an `Output`
 widget), so the same panel works in JupyterLab, in a static HTML export, and in pytest, where a
 test sets `control.value` and reads `panel.image.value`, `panel.text.value` or `panel.error`.
-Any exception raised while drawing is shown as a message inside the widget, never a traceback.
+Any exception raised while drawing is shown as a message inside the widget, never a traceback,
+and the figure it replaces is cleared, so a stale picture never sits under an error.
+
+Long work (training, auditing) runs inside `panel.working("Training...")`: the panel's controls
+are disabled and a status line appears at once; `panel.progress` is a `(done, total, value)`
+callback that updates that line. A repeated click with unchanged settings says so instead of
+silently doing nothing. Figures are sized for the notebook's cell area with `fitted_figure`.
 """
 
 from __future__ import annotations
 
+import contextlib
 import html
 import io
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 
 import ipywidgets as widgets
+from matplotlib.axes import Axes
 from matplotlib.figure import Figure
+from matplotlib.ticker import MaxNLocator
 
 from course.errors import CourseError
 
@@ -28,7 +37,28 @@ class Drawing:
     html: str = ""
 
 
-def figure_png(fig: Figure, dpi: int = 90) -> bytes:
+CELL_WIDTH_PX = 900  # JupyterLab's code-cell output area at its default window size is ~950 px
+DPI = 90
+FONT_PT = 10  # legends and ticks stay readable because figures are drawn at their shown size
+
+
+def fitted_figure(width_px: int = CELL_WIDTH_PX, height_px: int = 320) -> Figure:
+    """A Figure whose PNG is shown at its natural size inside a notebook cell, never shrunk.
+
+    Matplotlib sizes in inches; the panel shows the PNG at DPI pixels per inch, so a figure made
+    here fits the cell area and its 10 pt text is 10 pt on screen.
+    """
+    width_px = min(width_px, CELL_WIDTH_PX)
+    return Figure(figsize=(width_px / DPI, height_px / DPI), layout="constrained")
+
+
+def integer_ticks(ax: Axes, axis: str = "x") -> None:
+    """Whole-number ticks on an axis of counts (steps, runs): never 2.5 or 7.5."""
+    target = ax.xaxis if axis == "x" else ax.yaxis
+    target.set_major_locator(MaxNLocator(integer=True))
+
+
+def figure_png(fig: Figure, dpi: int = DPI) -> bytes:
     """Render a matplotlib figure to PNG bytes (deterministic: no timestamp metadata)."""
     buf = io.BytesIO()
     fig.savefig(buf, format="png", dpi=dpi, bbox_inches="tight", metadata={"Software": None})
@@ -60,9 +90,16 @@ def html_table(rows: list[Mapping[str, object]], colours: Mapping[str, str] | No
             text = html.escape(str(value))
             fill = colours.get(str(value))
             style = f"padding:2px 8px;background:{fill}" if fill else "padding:2px 8px"
-            cells.append(f"<td style='{style}'>{text}</td>")
+            cells.append(f"<td style='{style};{_cell_wrap(text)}'>{text}</td>")
         body.append("<tr>" + "".join(cells) + "</tr>")
-    return f"<table style='border-collapse:collapse'><tr>{head}</tr>{''.join(body)}</table>"
+    table = f"<table style='border-collapse:collapse'><tr>{head}</tr>{''.join(body)}</table>"
+    # a wide table scrolls inside its own box instead of pushing the notebook sideways
+    return f"<div style='max-width:100%;overflow-x:auto'>{table}</div>"
+
+
+def _cell_wrap(text: str) -> str:
+    """Short cells never break ("silent-no-write" stays whole); long prose wraps at spaces."""
+    return "white-space:nowrap" if len(text) <= 40 else "white-space:normal;min-width:16em"
 
 
 class Panel(widgets.VBox):
@@ -83,8 +120,11 @@ class Panel(widgets.VBox):
         self.image = widgets.Image(format="png", layout=natural)
         self.text = widgets.HTML()
         self.message = widgets.HTML()
+        self.status = widgets.HTML()
         self.error = ""
         self.figure: Figure | None = None
+        self.button: widgets.Button | None = None
+        self._last_run: dict[str, object] | None = None
         header = [widgets.HTML(f"<b>{html.escape(title)}</b>")] if title else []
         row = list(self.controls.values())
         if button is None:
@@ -92,19 +132,50 @@ class Panel(widgets.VBox):
                 control.observe(lambda _change: self.redraw(), names="value")
         else:
             run = widgets.Button(description=button, button_style="primary")
-            run.on_click(lambda _b: self.redraw())
+            run.on_click(lambda _b: self.click())
             self.button = run
             row.append(run)
         super().__init__(
             header
             + [widgets.HBox(row, layout=widgets.Layout(flex_flow="row wrap"))]
-            + [self.message, self.image, self.text]
+            + [self.status, self.message, self.image, self.text]
         )
         self.add_class("course-panel")  # the browser tests find every panel by this class
         self.redraw()
 
-    def __repr__(self) -> str:  # short: nbval and stored notebooks see this text
-        return f"Panel({', '.join(self.controls)})"
+    def __repr__(self) -> str:  # the text a stored notebook shows before its cell has run
+        names = ", ".join(self.controls)
+        return f"Interactive widget ({names}): run this cell in JupyterLab to use it."
+
+    def click(self) -> None:
+        """What the button does: run, unless nothing changed since the last successful run."""
+        if self._last_run is not None and self._last_run == self.values() and not self.error:
+            self.message.value = message_html(
+                "Same settings as the last run: the result below is already theirs. "
+                "Change a setting, then run again.",
+                "info",
+            )
+            return
+        self.redraw()
+
+    @contextlib.contextmanager
+    def working(self, label: str) -> Iterator[None]:
+        """Show `label` at once and disable every control until the block ends (also on error)."""
+        parts = [*self.controls.values(), *([self.button] if self.button else [])]
+        for part in parts:
+            part.disabled = True
+        self.status.value = message_html(label, "info")
+        try:
+            yield
+        finally:
+            for part in parts:
+                part.disabled = False
+            self.status.value = ""
+
+    def progress(self, done: int, total: int, value: float = float("nan")) -> None:
+        """A `(done, total, value)` progress callback that updates the panel's status line."""
+        shown = "" if value != value else f", loss {value:.4g}"  # NaN: no value to show
+        self.status.value = message_html(f"working: {done}/{total}{shown}", "info")
 
     def values(self) -> dict[str, object]:
         """The current value of every control, by name."""
@@ -122,14 +193,21 @@ class Panel(widgets.VBox):
             return
         self.error = ""
         self.message.value = ""
+        self._last_run = self.values()
         self.figure = drawing.figure
         self.image.value = figure_png(drawing.figure) if drawing.figure is not None else b""
         self.image.layout.display = None if drawing.figure is not None else "none"
         self.text.value = drawing.html
 
     def _show_error(self, text: str) -> None:
+        """The message replaces the result: a stale figure under an error would mislead."""
         self.error = text
         self.message.value = message_html(text, "error")
+        self.figure = None
+        self.image.value = b""
+        self.image.layout.display = "none"
+        self.text.value = ""
+        self._last_run = None
 
 
 def widget_check() -> Panel:

@@ -155,7 +155,7 @@ def widget_problems(page: Page, expected_views: int) -> list[str]:
     """What is wrong with the widgets on the page: views not drawn, or fewer than stored.
 
     A drawn view is an output whose root is a `.jupyter-widgets` element; without the widget lab
-    extension JupyterLab shows the text fallback ("Panel(...)") instead, so counting the views
+    extension JupyterLab shows the text fallback ("Interactive widget (...): run this cell") instead, so counting the views
     against the stored notebook catches a missing extension."""
     problems = []
     for text in ("Loading widget...", "Error displaying widget"):

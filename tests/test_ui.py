@@ -1,0 +1,120 @@
+"""The widget shell, used as a learner would: set .value, click, read what the panel shows."""
+
+from __future__ import annotations
+
+import ipywidgets as widgets
+import pytest
+from matplotlib.figure import Figure
+
+from course.errors import CourseError
+from course.ui import (
+    CELL_WIDTH_PX,
+    DPI,
+    Drawing,
+    Panel,
+    figure_png,
+    fitted_figure,
+    html_table,
+    integer_ticks,
+    widget_check,
+)
+
+
+def _panel(button: str | None = None) -> tuple[Panel, list[int]]:
+    calls: list[int] = []
+
+    def draw(n: int) -> Drawing:
+        calls.append(n)
+        if n < 0:
+            raise CourseError(f"n={n} is out of range; allowed: 0 to 10")
+        if n == 7:
+            raise ZeroDivisionError("seven")
+        fig = fitted_figure(400, 200)
+        fig.add_subplot().plot(range(n + 1))
+        return Drawing(fig, f"<p>n is {n}</p>")
+
+    return Panel({"n": widgets.IntText(value=1)}, draw, button=button), calls
+
+
+def test_setting_a_value_redraws():
+    panel, calls = _panel()
+    panel.controls["n"].value = 3
+    assert calls == [1, 3] and "n is 3" in panel.text.value and panel.image.value
+
+
+def test_bad_value_shows_a_message_and_clears_the_stale_figure():
+    panel, _ = _panel()
+    panel.controls["n"].value = -1
+    assert "n=-1 is out of range" in panel.message.value and panel.error
+    assert panel.image.value == b"" and panel.image.layout.display == "none"
+    assert panel.text.value == "" and panel.figure is None
+    panel.controls["n"].value = 2
+    assert panel.error == "" and panel.message.value == "" and panel.image.value
+
+
+def test_unexpected_error_never_shows_a_traceback():
+    panel, _ = _panel()
+    panel.controls["n"].value = 7
+    assert "ZeroDivisionError: seven" in panel.error and "Traceback" not in panel.message.value
+
+
+def test_text_form_says_to_run_the_cell():
+    panel, _ = _panel()
+    assert repr(panel) == "Interactive widget (n): run this cell in JupyterLab to use it."
+    bundle = panel._repr_mimebundle_()
+    data = bundle[0] if isinstance(bundle, tuple) else bundle
+    assert "run this cell" in data["text/plain"]
+
+
+def test_button_runs_once_per_setting_and_says_so_on_a_repeat():
+    panel, calls = _panel(button="Run")
+    panel.button.click()  # the panel drew once when made; nothing changed since
+    assert calls == [1] and "Same settings" in panel.message.value
+    panel.controls["n"].value = 4
+    assert calls == [1]  # a button panel waits for the click
+    panel.button.click()
+    assert calls == [1, 4] and panel.message.value == ""
+
+
+def test_working_disables_controls_and_shows_progress_at_once():
+    panel, _ = _panel(button="Train")
+    with panel.working("Training 200 steps..."):
+        assert panel.button.disabled and panel.controls["n"].disabled
+        assert "Training 200 steps" in panel.status.value
+        panel.progress(20, 200, 3.25)
+        assert "20/200, loss 3.25" in panel.status.value
+    assert not panel.button.disabled and panel.status.value == ""
+
+
+def test_working_restores_controls_after_an_error():
+    panel, _ = _panel(button="Train")
+    with pytest.raises(RuntimeError), panel.working("Training..."):
+        raise RuntimeError("boom")
+    assert not panel.button.disabled and not panel.controls["n"].disabled
+
+
+def test_fitted_figures_fit_the_cell_area():
+    fig = fitted_figure(5000, 300)
+    assert fig.get_size_inches()[0] * DPI == pytest.approx(CELL_WIDTH_PX)
+
+
+def test_integer_ticks_on_step_axes():
+    fig = Figure()
+    ax = fig.add_subplot()
+    ax.plot([1, 2, 3, 4], [1, 2, 3, 4])
+    integer_ticks(ax)
+    figure_png(fig)
+    assert all(float(t).is_integer() for t in ax.get_xticks())
+
+
+def test_tables_keep_short_words_whole_and_scroll_instead_of_overflowing():
+    text = html_table([{"verdict": "silent-no-write", "detail": "word " * 20}], {"ok": "#0f0"})
+    assert "white-space:nowrap'>silent-no-write" in text
+    assert "white-space:normal" in text and "overflow-x:auto" in text
+    assert html_table([]) == "<p><em>(no rows)</em></p>"
+
+
+def test_widget_check_follows_its_slider():
+    panel = widget_check()
+    panel.controls["n"].value = 6
+    assert "the slider says 6" in panel.text.value
