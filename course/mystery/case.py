@@ -40,7 +40,16 @@ from course.mystery.bugs import (
     planted_backend,
 )
 from course.mystery.cases import POOL, CaseSpec, get_case
-from course.mystery.scenarios import SCENARIOS, Patch, Scenario, ScenarioReport, loss, run, setup
+from course.mystery.scenarios import (
+    SCENARIOS,
+    Patch,
+    Scenario,
+    ScenarioReport,
+    data_of,
+    loss,
+    run,
+    setup,
+)
 
 SEED_LIMIT = 2**31
 # The in-place ops a culprit may be: those the scenarios run, and a few more to choose from.
@@ -239,7 +248,7 @@ class Case:
     def step(self, model: nn.Module, optimizer: torch.optim.Optimizer) -> float:
         """One full-batch training step of the scenario; returns the loss before the step."""
         device = next(model.parameters()).device
-        data = setup(self.scenario, self.seed, "cpu")[1]
+        data = data_of(self.scenario, self.seed)
         with self.use_device():
             optimizer.zero_grad()
             value = loss(self.scenario, model, data.x.to(device), data.y.to(device))

@@ -190,11 +190,18 @@ def _snapshot(model: nn.Module) -> dict[str, torch.Tensor]:
 def setup(scenario: Scenario, seed: int, device: str) -> tuple[nn.Module, models.Data]:
     """The scenario's model on `device` and its data (on the CPU), both drawn from `seed`."""
     generator = torch.Generator().manual_seed(seed)
-    data = scenario.data(generator)
+    data = scenario.data(generator)  # first: the model's numbers come after the data's
     return scenario.build(device, generator), data
 
 
-def loss(scenario: Scenario, model: nn.Module, inputs: torch.Tensor, targets: torch.Tensor):
+def data_of(scenario: Scenario, seed: int) -> models.Data:
+    """The scenario's data alone (the same as `setup` draws)."""
+    return scenario.data(torch.Generator().manual_seed(seed))
+
+
+def loss(
+    scenario: Scenario, model: nn.Module, inputs: torch.Tensor, targets: torch.Tensor
+) -> torch.Tensor:
     """The scenario's training loss of `model` on a batch."""
     output = model(inputs)
     if scenario.task == "classify":

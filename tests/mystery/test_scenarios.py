@@ -11,7 +11,7 @@ import torch
 from course import emps
 from course.errors import CourseError
 from course.mystery.bugs import bug_free_backend, condition_holds
-from course.mystery.scenarios import SCENARIOS, run, setup
+from course.mystery.scenarios import SCENARIOS, data_of, run, setup
 
 SHORT = {name: dataclasses.replace(s, steps=3) for name, s in SCENARIOS.items()}
 
@@ -27,6 +27,7 @@ def test_a_healthy_run_is_deterministic_and_matches_the_cpu(name):
     assert first.losses == second.losses
     assert first.losses == run(SHORT[name], 3, device="cpu").losses
     assert first.moved.keys() == first.norms.keys() and len(first.losses) == 3
+    assert torch.equal(data_of(SHORT[name], 3).y, setup(SHORT[name], 3, "cpu")[1].y)
 
 
 LAYOUTS = {
