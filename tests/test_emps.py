@@ -169,3 +169,16 @@ def test_custom_broken_set_and_unknown_family():
 
 def test_repr_names_the_device():
     assert "device='emps:0'" in repr(torch.zeros(2, device=emps.DEVICE))
+
+
+def test_a_second_gather_of_an_unchanged_tensor_is_a_fresh_equal_copy():
+    source = torch.arange(12.0).reshape(3, 4).t()
+    call = emps.KernelCall("aten::x_", "x", source, [source], graph=lambda out, ins: out)
+    first, second = call.placeholder(source), call.placeholder(source)
+    assert second.buffer.data_ptr() != first.buffer.data_ptr()
+    assert torch.equal(second.buffer, first.buffer) and second.buffer.is_contiguous()
+    assert call.temporaries == 2, "each gather is still a temporary of the modelled kernel"
+    first.buffer.add_(1)  # a changed copy must not be reused
+    assert torch.equal(call.placeholder(source).buffer, source.contiguous())
+    source.mul_(2)  # nor a copy of a tensor that changed since
+    assert torch.equal(call.placeholder(source).buffer, source.contiguous())

@@ -36,14 +36,20 @@ class KernelCall:
     strided_buffers: bool = False
     temporaries: int = 0
     last_buffer: torch.Tensor | None = field(default=None, repr=False)
+    _gathers: list[tuple[torch.Tensor, torch.Tensor, tuple[int, int]]] = field(
+        default_factory=list, repr=False
+    )
 
     def placeholder(self, tensor: torch.Tensor) -> Placeholder:
         """Wrap a tensor for the graph (gathering a contiguous copy if it is not contiguous)."""
-        return self._count(Placeholder(tensor, self.strided_buffers))
+        earlier = self._unchanged_gather(tensor)
+        if earlier is not None:
+            return self._count(_Regathered(tensor, earlier))
+        return self._remember(self._count(Placeholder(tensor, self.strided_buffers)))
 
     def output_placeholder(self, tensor: torch.Tensor) -> OutputPlaceholder:
         """Wrap an output for the graph; it copies the result back when its `with` block ends."""
-        return self._count(OutputPlaceholder(tensor, self.strided_buffers))
+        return self._remember(self._count(OutputPlaceholder(tensor, self.strided_buffers)))
 
     def run_graph(self, output: Placeholder, inputs: Sequence[Placeholder]) -> None:
         """Run the op's MPSGraph: read the input buffers, write the output buffer.
@@ -57,6 +63,40 @@ class KernelCall:
     def _count(self, placeholder):
         self.temporaries += int(placeholder.gathered)
         return placeholder
+
+    def _remember(self, placeholder):
+        versions = _versions(placeholder.tensor, placeholder.buffer)
+        if placeholder.gathered and versions is not None:
+            self._gathers.append((placeholder.tensor, placeholder.buffer, versions))
+        return placeholder
+
+    def _unchanged_gather(self, tensor: torch.Tensor) -> torch.Tensor | None:
+        """A contiguous copy of `tensor` made earlier in this call, if neither changed since."""
+        for source, buffer, versions in self._gathers:
+            if source is tensor and _versions(source, buffer) == versions:
+                return buffer
+        return None
+
+
+class _Regathered(Placeholder):
+    """A second gather of an unchanged tensor: a clone of the first (same values, own buffer).
+
+    Only the emulator's own cost changes (a contiguous clone instead of another strided copy);
+    the kernel still counts it as the temporary the real Placeholder makes.
+    """
+
+    def __init__(self, tensor: torch.Tensor, earlier: torch.Tensor) -> None:
+        self.tensor = tensor
+        self.gathered = True
+        self.buffer = earlier.clone()
+
+
+def _versions(source: torch.Tensor, buffer: torch.Tensor) -> tuple[int, int] | None:
+    """In-place modification counters (None for inference tensors, which have none)."""
+    try:
+        return source._version, buffer._version
+    except RuntimeError:
+        return None
 
 
 Kernel = Callable[[KernelCall], None]
