@@ -73,6 +73,17 @@ site: web
 doctor: $(STAMP)
 	$(BIN)/python -m course doctor
 
+# A local JupyterHub on 127.0.0.1 (dummy login, for trying the course as a room would; never on a
+# network: README's "Workshops on a JupyterHub"). `make test-hub` (CI) logs 3 learners in, runs
+# notebook 01 for all at once and prints each one's peak memory and README's sizing table.
+HUB_MINUTES ?= 60
+.PHONY: hub test-hub
+hub: web
+	$(BIN)/python hub/local_hub.py serve --minutes $(HUB_MINUTES)
+
+test-hub: web
+	timeout -k 30 1500 $(BIN)/python -m pytest -p no:cacheprovider tests/test_hub.py -m hub -v -s
+
 # The diagrams the notebooks' markdown shows (course/figures.py -> assets/*.png); commit them.
 # tests/test_assets.py fails when one is missing or stale.
 .PHONY: assets

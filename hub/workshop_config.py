@@ -1,0 +1,57 @@
+"""JupyterHub configuration for a WORKSHOP: a starting point to copy onto the hub machine.
+
+Why a real authenticator: a hub is reachable by everyone on its network, and DummyAuthenticator
+(used by the local test, hub/jupyterhub_config.py) lets anyone in as any user, including an
+instructor's account, with code execution on the machine. Here each learner gets an account of
+their own:
+
+- SharedPasswordAuthenticator (built into JupyterHub >= 5): the instructor writes one room
+  password on the board; each learner picks a user name; admins use a separate password.
+  Change both passwords for every workshop, and serve the hub over HTTPS (see below).
+- For a course run by an institution, prefer its single sign-on: `pip install oauthenticator`
+  and use e.g. GitHubOAuthenticator or GenericOAuthenticator with an allow list.
+
+Why systemd (or containers) rather than the test's SimpleLocalProcessSpawner: learners must not
+read each other's files, and one runaway kernel must not take the whole machine's memory.
+`pip install jupyterhub-systemdspawner` runs each learner as their own Unix user with a memory
+limit (README's sizing table gives the number to set); DockerSpawner is the container
+alternative. The Littlest JupyterHub (TLJH) sets all of this up on one machine in one command.
+
+Run on the hub machine, as root, with the course installed in the hub's Python environment:
+    COURSE_ROOM_PASSWORD=... COURSE_ADMIN_PASSWORD=... jupyterhub -f workshop_config.py
+"""
+
+import os
+
+c = get_config()  # noqa: F821 -- JupyterHub defines get_config in the config file's namespace
+
+c.JupyterHub.bind_url = "http://:8000"  # put HTTPS in front, or set ssl_cert / ssl_key below
+# c.JupyterHub.ssl_cert = "/etc/letsencrypt/live/HOST/fullchain.pem"
+# c.JupyterHub.ssl_key = "/etc/letsencrypt/live/HOST/privkey.pem"
+
+c.JupyterHub.authenticator_class = "shared-password"
+c.SharedPasswordAuthenticator.user_password = os.environ["COURSE_ROOM_PASSWORD"]
+c.SharedPasswordAuthenticator.admin_password = os.environ["COURSE_ADMIN_PASSWORD"]
+c.Authenticator.admin_users = {"instructor"}
+c.Authenticator.allow_all = True  # anyone with the room password; list names to restrict
+
+c.JupyterHub.spawner_class = "systemdspawner.SystemdSpawner"
+c.SystemdSpawner.dynamic_users = True  # a fresh Unix user per learner, no accounts to create
+c.SystemdSpawner.mem_limit = "2G"  # README's sizing table: per-learner peak plus headroom
+c.SystemdSpawner.cpu_limit = 1.0
+c.Spawner.default_url = "/lab"
+c.Spawner.environment = {"OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
+# Stop servers idle for an hour (pip install jupyterhub-idle-culler).
+c.JupyterHub.services = [
+    {
+        "name": "idle-culler",
+        "command": ["python3", "-m", "jupyterhub_idle_culler", "--timeout=3600"],
+    }
+]
+c.JupyterHub.load_roles = [
+    {
+        "name": "idle-culler",
+        "scopes": ["list:users", "read:users:activity", "read:servers", "delete:servers"],
+        "services": ["idle-culler"],
+    }
+]

@@ -1,0 +1,117 @@
+"""The workshop hub: its configs, the sizing arithmetic, and (with -m hub) a real local hub.
+
+The measurement logs 3 learners in to a JupyterHub on 127.0.0.1, runs the learner copy of
+notebook 01 for all of them at once and records each one's peak memory: it takes minutes, so
+it runs only when asked for by its marker (`make test-hub`, which CI runs), never in `make test`.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import psutil
+import pytest
+from traitlets.config import Config
+
+ROOT = Path(__file__).resolve().parents[1]
+_spec = importlib.util.spec_from_file_location("local_hub", ROOT / "hub/local_hub.py")
+local_hub = importlib.util.module_from_spec(_spec)
+sys.modules["local_hub"] = local_hub  # its dataclasses look their module up
+_spec.loader.exec_module(local_hub)
+GIB = local_hub.GIB
+
+
+def load_config(path: Path, env: dict[str, str], monkeypatch) -> Config:
+    """A JupyterHub config file evaluated as JupyterHub does, into a traitlets Config."""
+    for key, value in env.items():
+        monkeypatch.setenv(key, value)
+    config = Config()
+    exec(compile(path.read_text(), str(path), "exec"), {"get_config": lambda: config})
+    return config
+
+
+def test_the_test_hub_listens_on_loopback_only(monkeypatch, tmp_path):
+    env = {
+        "COURSE_HUB_STATE": str(tmp_path),
+        "COURSE_HUB_PORT": "18000",
+        "COURSE_HUB_PROXY": "/x/configurable-http-proxy",
+        "COURSE_HUB_TOKEN": "t",
+        "COURSE_HUB_PASSWORD": "p",
+    }
+    c = load_config(local_hub.CONFIG, env, monkeypatch)
+    assert c.JupyterHub.ip == c.JupyterHub.hub_ip == c.Spawner.ip == "127.0.0.1"
+    assert c.ConfigurableHTTPProxy.api_url == "http://127.0.0.1:18002"
+    assert c.JupyterHub.authenticator_class == "dummy"
+    assert c.DummyAuthenticator.password == "p"  # never an open door, even on loopback
+
+
+def test_the_workshop_recipe_uses_a_real_authenticator_and_limits(monkeypatch):
+    env = {"COURSE_ROOM_PASSWORD": "room", "COURSE_ADMIN_PASSWORD": "admin"}
+    c = load_config(ROOT / "hub/workshop_config.py", env, monkeypatch)
+    assert c.JupyterHub.authenticator_class not in ("dummy", "null")
+    assert c.SharedPasswordAuthenticator.user_password == "room"
+    assert c.SystemdSpawner.mem_limit and c.SystemdSpawner.cpu_limit
+
+
+@pytest.mark.parametrize(
+    "peak_gib, machine_gb, expected", [(0.6, 16, 18), (0.6, 64, 82), (3, 16, 3)]
+)
+def test_learners_per_machine(peak_gib, machine_gb, expected):
+    assert local_hub.learners_per_machine(int(peak_gib * GIB), machine_gb) == expected
+
+
+def test_sizing_table_uses_the_largest_peak():
+    runs = [{"peak_bytes": int(0.5 * GIB)}, {"peak_bytes": int(0.6 * GIB)}]
+    table = local_hub.sizing_table({"runs": runs})
+    assert "| 16 GB | 18 |" in table and "| 64 GB | 82 |" in table
+
+
+def test_the_learner_notebook_has_no_outputs():
+    nb = local_hub.learner_notebook()
+    code = [cell for cell in nb.cells if cell.cell_type == "code"]
+    assert code and all(not cell.outputs and cell.execution_count is None for cell in code)
+
+
+def test_stop_tree_stops_children_too():
+    script = "import subprocess, time; subprocess.Popen(['sleep', '60']); time.sleep(60)"
+    parent = subprocess.Popen([sys.executable, "-c", script])
+    process = psutil.Process(parent.pid)
+    for _ in range(100):
+        if process.children():
+            break
+        time.sleep(0.1)
+    family = [process, *process.children(recursive=True)]
+    assert len(family) == 2
+    local_hub.stop_tree(process, grace_s=5)
+    parent.wait(timeout=5)
+    assert not any(member.is_running() and member.status() != "zombie" for member in family)
+
+
+def test_a_free_port_block_is_free():
+    base = local_hub.free_port_block()
+    assert all(local_hub._free(base + k) for k in range(3))
+
+
+@pytest.fixture
+def hub_selected(request) -> None:
+    expression = request.config.getoption("markexpr") or ""
+    if "hub" not in expression or "not hub" in expression:
+        pytest.skip("starts a JupyterHub for minutes: run it with -m hub (make test-hub)")
+
+
+@pytest.mark.hub
+def test_three_learners_run_notebook_01_at_once(hub_selected):
+    result = local_hub.measure(learners=3)
+    local_hub.OUT.mkdir(parents=True, exist_ok=True)
+    (local_hub.OUT / "measure.json").write_text(json.dumps(result, indent=2))
+    print("\n" + local_hub.report(result))
+    assert len(result["runs"]) == 3
+    for run in result["runs"]:
+        assert run["errors"] == [], f"{run['name']}: {run['errors']}"
+        assert run["cells"] >= 5
+        assert 50 * 2**20 < run["peak_bytes"] < 8 * GIB, run
