@@ -34,7 +34,12 @@ LESSONS: tuple[Lesson, ...] = (
         "Start here",
         "Is my machine ready, and how does this course work?",
         10,
-        ("run the environment doctor", "check that widgets render"),
+        (
+            "run the environment doctor",
+            "check that widgets render",
+            "try an answer, a function and a prediction",
+            "see your saved progress",
+        ),
     ),
     Lesson(
         "01_the_plateau.ipynb",

@@ -64,7 +64,9 @@ def solution_regions(lines: list[str]) -> list[tuple[int, int]]:
 def _parsable(source: str) -> str:
     """The source with IPython magics and shell lines blanked, so `ast` can read the rest."""
     return "\n".join(
-        (line[: len(line) - len(line.lstrip())] + "pass") if line.lstrip()[:1] in "%!" else line
+        (line[: len(line) - len(line.lstrip())] + "pass")
+        if line.lstrip()[:1] in ("%", "!")
+        else line
         for line in source.split("\n")
     )
 

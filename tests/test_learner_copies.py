@@ -70,6 +70,24 @@ def test_an_indented_top_level_region_stays_valid_python():
     assert mlc.scaffold(source) == "for i in range(2):\n    pass"
 
 
+def test_methods_of_a_class_with_blank_lines_between_them():
+    source = "\n".join(
+        [
+            "class Out:",
+            "    def __init__(self, t):",
+            "        ### BEGIN SOLUTION",
+            "        self.t = t",
+            "        ### END SOLUTION",
+            "",
+            "    def __exit__(self, *info):",
+            "        ### BEGIN SOLUTION",
+            "        self.t.copy_(self.t)",
+            "        ### END SOLUTION",
+        ]
+    )
+    assert mlc.scaffold(source).count('        raise NotImplementedError("your code here")') == 2
+
+
 def test_magics_survive_and_nbval_markers_go():
     source = "# NBVAL_CHECK_OUTPUT\n%time x = 1\n### BEGIN SOLUTION\nx = 2\n### END SOLUTION"
     assert mlc.scaffold(source) == "%time x = 1\nx = ...  # your answer"

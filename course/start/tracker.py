@@ -16,6 +16,13 @@ from course.exercises import all_exercises
 from course.ui import Drawing, Panel, html_table, message_html
 
 
+class _Refreshing(Panel):
+    """A panel whose button re-reads its data: same (no) settings, yet a new result each time."""
+
+    def click(self) -> None:
+        self.redraw()
+
+
 def progress_panel() -> Panel:
     """Your progress per notebook, from the saved journal; Refresh re-reads it."""
 
@@ -32,7 +39,7 @@ def progress_panel() -> Panel:
         rows = journal.notebook_rows(events, known)
         return Drawing(html=note + html_table(rows))
 
-    return Panel({}, draw, title="Your progress", button="Refresh")
+    return _Refreshing({}, draw, title="Your progress", button="Refresh")
 
 
 def cli(argv: list[str]) -> int:
