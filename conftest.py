@@ -13,3 +13,6 @@ pytest_plugins = ["scripts.time_cells"]
 
 def pytest_configure(config):
     os.environ["COURSE_PROGRESS_DIR"] = tempfile.mkdtemp(prefix="course-progress-")
+    # Tests never touch the network: course.kernels.upstream (notebook 06's real PyTorch source)
+    # reads this, and the notebook kernels nbval starts inherit it.
+    os.environ.setdefault("COURSE_OFFLINE", "1")

@@ -90,8 +90,13 @@ LESSONS: tuple[Lesson, ...] = (
         "06_placeholder.ipynb",
         "The Placeholder",
         "How can a kernel compute the right answer and still lose it?",
-        25,
-        ("read two kernels side by side", "fix the Placeholder bug", "design the bug away"),
+        30,
+        (
+            "read the broken kernel beside a working sibling",
+            "fix it under the device's contract",
+            "write an output placeholder",
+            "see what macOS 15 changed",
+        ),
     ),
     Lesson(
         "07_compiled_kernels.ipynb",

@@ -1,48 +1,105 @@
-"""Notebooks 06-07's exercises: the Placeholder fix and the scramble, run on the emulated device."""
+"""Notebooks 06-07's exercises and predictions: kernels that must not lose their writes.
+
+06: the learner fixes the broken addcmul_ kernel and then designs the bug away with an output
+placeholder; both are installed into a private emulated backend and run on hidden output layouts
+under the device's contract (course.kernels.contract: the graph takes contiguous buffers only).
+07: the learner predicts the naive C++ kernel's scramble, writes a compiled kernel that is right
+on every layout (course.kernels.cpp.learner), and covers a matrix with tiles.
+"""
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 
 import torch
 
 from course import emps
-from course.exercises import Exercise, Verdict, failed, passed, register
-from course.kernels.cpp.kernels import naive_model
-from course.kernels.placeholder_lab import CHECK_STEPS, layouts, private_backend, run_addcmul
+from course.errors import CourseError
+from course.exercises import (
+    NOT_ATTEMPTED,
+    SCAFFOLD,
+    Exercise,
+    Prediction,
+    Verdict,
+    failed,
+    passed,
+    register,
+    register_prediction,
+)
+from course.kernels.contract import KernelNotes, under_contract
+from course.kernels.cpp.kernels import naive_model, scramble_inputs
+from course.kernels.placeholder_lab import (
+    BUGGY_PROFILE,
+    CHECK_STEPS,
+    FAMILY_CALLS,
+    family_call,
+    layouts,
+    private_backend,
+    run_addcmul,
+)
 from course.story import plateau
 
-# ---- exercise 06.fix_addcmul -------------------------------------------------------------
 
-
-def check_kernel_layouts(kernel: Callable[[emps.KernelCall], None]) -> Verdict | None:
-    """Compare the kernel with torch.addcmul on every layout; a failed Verdict or None."""
-    for layout, output in layouts().items():
-        result, expected, _ = run_addcmul(kernel, output)
-        if torch.allclose(result, expected, atol=1e-6):
-            continue
-        if torch.equal(result, output):
-            return failed(
-                f"on a {layout} output (stride {tuple(output.stride())}) your kernel's "
-                "result never reached the output: it still holds its old values",
-                _first(result),
-                _first(expected),
-            )
-        return failed(
-            f"on a {layout} output (stride {tuple(output.stride())}) your kernel wrote "
-            "wrong values",
-            _first(result),
-            _first(expected),
-        )
-    return None
+def _scaffold(exc: BaseException) -> bool:
+    """The learner copy's untouched `raise NotImplementedError("your code here")`."""
+    return isinstance(exc, NotImplementedError) and str(exc) == SCAFFOLD
 
 
 def _first(t: torch.Tensor) -> str:
     return str([round(v, 4) for v in t.flatten()[:4].tolist()]) + " ..."
 
 
+# ---- 06.fix_addcmul ----------------------------------------------------------------------------
+
+
+def fix_variants() -> list[tuple[str, torch.Tensor]]:
+    """The outputs a fixed kernel is tried on: four 2-d layouts and a permuted 3-d one."""
+    flat = layouts((4, 6), ("contiguous", "transposed", "step-sliced", "storage-offset"))
+    return [*flat.items(), *layouts((2, 3, 4), ("permuted-3d",), seed=1).items()]
+
+
+CLONE_NOTE = (
+    "Your temporary has stride {stride}, the output's own layout: clone() and empty_like() keep "
+    "the layout (preserve_format, notebook 04), so the Placeholder silently gathered yet another "
+    "copy, the graph wrote there, and copying your temporary back copied old values. A "
+    "temporary the graph writes into must be contiguous."
+)
+
+
+def check_kernel_layouts(kernel: Callable[[emps.KernelCall], None]) -> Verdict | None:
+    """Compare the kernel with torch.addcmul on every hidden layout; a failed Verdict or None."""
+    for layout, output in fix_variants():
+        where = f"on a {layout} output (stride {tuple(output.stride())})"
+        notes = KernelNotes()
+        try:
+            result, expected, _ = run_addcmul(under_contract(kernel, notes), output)
+        except Exception as exc:
+            if _scaffold(exc):
+                return failed(f"{NOT_ATTEMPTED}: your kernel still raises NotImplementedError.")
+            if notes.violation:
+                return failed(f"{where}: {notes.violation}", "a strided buffer", "contiguous ones")
+            return failed(f"{where} your kernel raised {type(exc).__name__}: {exc}")
+        if torch.allclose(result, expected, atol=1e-6):
+            continue
+        if torch.equal(result, output):
+            note = (
+                CLONE_NOTE.format(stride=notes.strided_temporaries[0])
+                if (notes.strided_temporaries)
+                else "A Placeholder's copy is not the output."
+            )
+            return failed(
+                f"{where} your kernel's result never reached the output: it still holds its "
+                f"old values. {note}",
+                _first(result),
+                "the output updated",
+            )
+        return failed(f"{where} your kernel wrote wrong values", _first(result), _first(expected))
+    return None
+
+
 def check_fix(kernel) -> Verdict:
-    """The checker: right on every layout, then the plateau experiment trains the encoder."""
+    """06.fix_addcmul: right on every layout under the contract, then the plateau run trains."""
     if not callable(kernel):
         return failed(
             "the answer must be a kernel function, `def my_kernel(call): ...`",
@@ -52,8 +109,8 @@ def check_fix(kernel) -> Verdict:
     verdict = check_kernel_layouts(kernel)
     if verdict is not None:
         return verdict
-    trained = plateau.run(backend=private_backend(kernel), steps=CHECK_STEPS, progress=None)
-    summary = trained.summary()
+    backend = private_backend(under_contract(kernel, KernelNotes()))
+    summary = plateau.run(backend=backend, steps=CHECK_STEPS, progress=None).summary()
     if summary["encoder_frozen"]:
         return failed(
             f"right on every layout, yet after {CHECK_STEPS} Adam steps the encoder has not moved",
@@ -73,15 +130,13 @@ def check_fix(kernel) -> Verdict:
     )
 
 
-def _reference():
+def _fix_reference():
     def my_kernel(call):
-        output = call.output
-        if not output.is_contiguous():
-            output = output.contiguous()  # a temporary the graph can write into
+        temporary = call.output.contiguous()  # the output itself when it already is contiguous
         inputs = [call.placeholder(t) for t in call.inputs]
-        call.run_graph(call.placeholder(output), inputs)
-        if output is not call.output:
-            call.output.copy_(output)  # scatter the result back into the real output
+        call.run_graph(call.placeholder(temporary), inputs)
+        if temporary is not call.output:
+            call.output.copy_(temporary)  # scatter the result back into the real output
 
     return my_kernel
 
@@ -109,39 +164,261 @@ def _no_copy_back():
     return my_kernel
 
 
+def _skip_placeholder():
+    def my_kernel(call):
+        call.graph(call.output, call.inputs)  # right on a CPU, impossible for MPSGraph < macOS 15
+
+    return my_kernel
+
+
+def _clone_temporary():
+    def my_kernel(call):
+        temporary = call.output.clone()  # keeps the output's strides
+        call.run_graph(call.placeholder(temporary), [call.placeholder(t) for t in call.inputs])
+        call.output.copy_(temporary)
+
+    return my_kernel
+
+
+def _raw_tensor():
+    def my_kernel(call):
+        temporary = call.output.contiguous()
+        call.run_graph(temporary, [call.placeholder(t) for t in call.inputs])
+        call.output.copy_(temporary)
+
+    return my_kernel
+
+
 register(
     Exercise(
         name="06.fix_addcmul",
         prompt="Write `my_kernel(call)`, a fixed addcmul_ kernel: its result must reach "
-        "`call.output` whatever the output's layout. It is installed into a private buggy "
-        "backend and the plateau experiment is rerun.",
+        "`call.output` whatever the output's layout, and the graph only ever gets contiguous "
+        "buffers. It is installed into a private buggy backend and the plateau run is redone.",
         checker=check_fix,
-        hint="Copy the working pattern: if call.output is not contiguous, make a contiguous "
-        "temporary, run the graph into call.placeholder(temporary), then "
-        "call.output.copy_(temporary).",
-        reference=_reference,
-        wrong_answers=(_buggy, _zeros, _no_copy_back),
+        hint="Do what the working sibling does: when the output is not contiguous, let the graph "
+        "write into a contiguous temporary (through a placeholder), then copy the temporary "
+        "into call.output.",
+        reference=_fix_reference,
+        wrong_answers=(
+            _buggy,
+            _zeros,
+            _no_copy_back,
+            _skip_placeholder,
+            _clone_temporary,
+            _raw_tensor,
+        ),
     )
 )
 
 
-# ---- exercise 06.predict_scramble --------------------------------------------------------
+# ---- 06.output_placeholder ---------------------------------------------------------------------
+
+REDESIGN_LAYOUTS = {  # the non-contiguous ones first: a lost write is the worse mistake
+    "transposed": (3, 4),
+    "step-sliced": (3, 4),
+    "permuted-3d": (2, 3, 4),
+    "storage-offset": (3, 4),
+    "contiguous": (3, 4),
+}
+REDESIGN_FAMILIES = ("lerp", "addcmul", "normal")  # a working, an Adam and a random family
 
 
-def scramble_case() -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-    """The exercise's inputs: a zero transposed (2, 3) output, t1 = 0..5, t2 = ones."""
-    return torch.zeros(3, 2).t(), torch.arange(6.0).reshape(2, 3), torch.ones(2, 3)
+@functools.cache
+def _expected_values(family: str, layout: str) -> torch.Tensor:
+    """What the family's call leaves in the output on a stack without lost writes."""
+    fixed = emps.Backend(emps.get_profile("fixed-macos14"))
+    return family_call(fixed, family, layout, REDESIGN_LAYOUTS[layout])[0]
+
+
+def _placeholder_kernel(placeholder_class, wasted: list[bool]) -> Callable[[emps.KernelCall], None]:
+    """Every kernel written against the learner's output placeholder; `wasted` notes a copy of
+    an output that was contiguous already."""
+
+    def kernel(call):
+        with placeholder_class(call.output) as output:
+            if output is None:
+                raise CourseError(
+                    "`with MyOutputPlaceholder(t) as output` bound None: __enter__ must return "
+                    "the placeholder (return self)"
+                )
+            buffer = getattr(output, "buffer", None)
+            if call.output.is_contiguous() and isinstance(buffer, torch.Tensor):
+                wasted.append(buffer.data_ptr() != call.output.data_ptr())
+            call.run_graph(output, [call.placeholder(t) for t in call.inputs])
+
+    return kernel
+
+
+def check_output_placeholder(placeholder_class) -> Verdict:
+    """06.output_placeholder: every family, every layout, no lost write and no wasted copy."""
+    if not callable(placeholder_class):
+        return failed("give your class, e.g. class MyOutputPlaceholder: ...", placeholder_class)
+    for layout, shape in REDESIGN_LAYOUTS.items():
+        for family in REDESIGN_FAMILIES:
+            verdict = _redesign_case(placeholder_class, family, layout, shape)
+            if verdict is not None:
+                return verdict
+    return passed(
+        "every kernel written with your placeholder keeps its write, in every family and layout, "
+        "and a contiguous output costs no copy: no kernel author can forget the copy back now"
+    )
+
+
+def _redesign_case(placeholder_class, family: str, layout: str, shape) -> Verdict | None:
+    notes, wasted = KernelNotes(), []
+    kernel = under_contract(_placeholder_kernel(placeholder_class, wasted), notes)
+    backend = emps.Backend(
+        emps.get_profile(BUGGY_PROFILE), overrides=dict.fromkeys(FAMILY_CALLS, kernel)
+    )
+    where = f"{family} on a {layout} output"
+    try:
+        values, events = family_call(backend, family, layout, shape)
+    except Exception as exc:
+        if _scaffold(exc):
+            return failed(f"{NOT_ATTEMPTED}: your class still raises NotImplementedError.")
+        if notes.violation:
+            return failed(
+                f"{where}: {notes.violation}. (clone() and empty_like() keep the tensor's "
+                "layout: notebook 04.)",
+                "a strided buffer",
+                "contiguous ones",
+            )
+        return failed(f"{where}: your placeholder raised {type(exc).__name__}: {exc}")
+    if any(event.lost_write for event in events) or not torch.equal(
+        values, _expected_values(family, layout)
+    ):
+        return failed(
+            f"{where}: the write never reached the output. The graph writes into your "
+            "placeholder's .buffer; when does that buffer's content get into the tensor?",
+            "old values",
+            "the output updated",
+        )
+    if any(wasted):
+        return failed(
+            f"{where}: your placeholder copied an output that was contiguous already: a wasted "
+            "copy on every call (the graph can write into such a tensor directly)",
+            "a copy",
+            "the tensor itself",
+        )
+    return None
+
+
+def _output_placeholder_reference():
+    class MyOutputPlaceholder:
+        def __init__(self, tensor):
+            self.tensor = tensor
+            self.buffer = tensor.contiguous()  # the tensor itself when already contiguous
+
+        def __enter__(self):
+            return self
+
+        def __exit__(self, *exc_info):
+            if self.buffer is not self.tensor:
+                self.tensor.copy_(self.buffer)
+
+    return MyOutputPlaceholder
+
+
+def _placeholder_variant(buffer, exit_copies=True, enter_copies=False):
+    class Variant:
+        def __init__(self, tensor):
+            self.tensor, self.buffer = tensor, buffer(tensor)
+
+        def __enter__(self):
+            if enter_copies:
+                self.tensor.copy_(self.buffer)
+            return self
+
+        def __exit__(self, *exc_info):
+            if exit_copies and self.buffer is not self.tensor:
+                self.tensor.copy_(self.buffer)
+
+    return Variant
+
+
+register(
+    Exercise(
+        name="06.output_placeholder",
+        prompt="Write MyOutputPlaceholder(tensor): a context manager whose .buffer the graph "
+        "writes into, and which makes sure the result ends up in `tensor`.",
+        checker=check_output_placeholder,
+        hint="The buffer must be contiguous (the graph's contract) and must not cost a copy when "
+        "the tensor already is; the copy back belongs in __exit__, after the graph ran.",
+        reference=_output_placeholder_reference,
+        wrong_answers=(
+            lambda: _placeholder_variant(torch.Tensor.contiguous, exit_copies=False),
+            lambda: _placeholder_variant(torch.Tensor.clone),
+            lambda: _placeholder_variant(
+                torch.Tensor.contiguous, exit_copies=False, enter_copies=True
+            ),
+            lambda: _placeholder_variant(lambda t: t.clone(memory_format=torch.contiguous_format)),
+        ),
+    )
+)
+
+
+# ---- predictions for 06 -------------------------------------------------------------------------
+
+
+def _lost_write_outcome() -> str:
+    from course.emps import write_through_placeholder
+
+    output = layouts()["transposed"]
+    result, expected, _ = run_addcmul(write_through_placeholder, output)
+    if torch.allclose(result, expected):
+        return "the right result"
+    if torch.equal(result, output):
+        return "its old values, unchanged"
+    return "zeros" if not result.any() else "NaN or garbage"
+
+
+def _macos15_outcome() -> str:
+    from course.emps import write_through_placeholder
+
+    output = layouts()["transposed"]
+    result, expected, _ = run_addcmul(write_through_placeholder, output, profile="macos15")
+    return "no: the write arrives" if torch.allclose(result, expected) else "yes: still lost"
+
+
+register_prediction(
+    Prediction(
+        "06.lost_write",
+        "PyTorch 2.2.1, macOS 14: out is transposed and the broken kernel runs "
+        "out.addcmul_(t1, t2). What does out hold afterwards?",
+        ("the right result", "its old values, unchanged", "zeros", "NaN or garbage"),
+        _lost_write_outcome,
+        "The Placeholder gathered a contiguous copy of out, the graph computed the right answer "
+        "into that copy, and nothing copied it back: out keeps its old values. Nothing fails.",
+    )
+)
+register_prediction(
+    Prediction(
+        "06.macos15",
+        "On macOS 15 MPSGraph reads and writes strided buffers. Does the same broken kernel "
+        "(no copy back) still lose the write to a transposed output there?",
+        ("yes: still lost", "no: the write arrives"),
+        _macos15_outcome,
+        "With strided buffers the Placeholder makes no copy: the graph writes into out itself. "
+        "The bug needed both a kernel that forgot the copy back and a graph that needed one.",
+    )
+)
+
+
+# ---- 07.predict_scramble -------------------------------------------------------------------------
 
 
 def check_scramble(answer) -> Verdict:
-    """The checker: the naive kernel's result, as a nested list."""
+    """07.predict_scramble: the naive kernel's result, cell by cell, never shown in full."""
     out, t1, t2 = scramble_case()
     expected = naive_model(out, t1, t2).tolist()
     correct = torch.addcmul(out, t1, t2).tolist()
     try:
         yours = torch.as_tensor(answer, dtype=torch.float32).tolist()
     except (TypeError, ValueError, RuntimeError):
-        return failed("answer with a nested list of 2 rows of 3 numbers", answer, expected)
+        return failed("answer with a nested list of 2 rows of 3 numbers", answer, "2 rows of 3")
+    if not (len(yours) == 2 and all(isinstance(r, list) and len(r) == 3 for r in yours)):
+        return failed("answer with 2 rows of 3 numbers: out has shape (2, 3)", yours, "2 rows of 3")
     if yours == expected:
         return passed(
             "right: the values 0..5 were written in memory order, and a transposed "
@@ -152,11 +429,24 @@ def check_scramble(answer) -> Verdict:
             "that is torch's (correct) answer; the naive kernel writes element i of "
             "t1 to memory slot i of the output, and reads nothing about strides",
             yours,
-            expected,
+            "the naive kernel's result",
         )
+    right = [
+        [v if v == e else "?" for v, e in zip(r, er, strict=True)]
+        for r, er in zip(yours, expected, strict=True)
+    ]
     return failed(
-        "not what the naive kernel writes: follow memory slot i of each tensor", yours, expected
+        "not what the naive kernel writes: for each memory slot i of out, find which logical "
+        "cell out[r][c] sits there (its strides say), then put t1's slot i in it",
+        yours,
+        f"cells you have right so far: {right}",
     )
+
+
+def scramble_case() -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """The exercise's inputs: a zero transposed (2, 3) output, t1 = 0..5, t2 = ones."""
+    out, t1, t2 = scramble_inputs(2, 3)
+    return out, t1, t2
 
 
 def _scramble_reference():
@@ -176,7 +466,9 @@ register(
         reference=_scramble_reference,
         wrong_answers=(
             lambda: [[0.0, 1.0, 2.0], [3.0, 4.0, 5.0]],
-            lambda: [[0.0, 3.0], [1.0, 4.0]],
+            lambda: [[0.0, 3.0], [1.0, 4.0], [2.0, 5.0]],
+            lambda: [[0.0, 2.0, 4.0], [1.0, 3.0, 6.0]],
+            lambda: [[5.0, 4.0, 3.0], [2.0, 1.0, 0.0]],
         ),
     )
 )

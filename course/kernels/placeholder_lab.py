@@ -1,12 +1,11 @@
-"""Notebook 06: the Placeholder bug, read, diffed, fixed by the learner, designed away.
+"""Notebook 06: the Placeholder bug, read, run, fixed by the learner, designed away.
 
 The emulated backend's kernels (course/emps/kernels.py) are read with `inspect.getsource` at run
-time, so what the learner sees is the code that runs. The exercise "06.fix_addcmul" installs the
-learner's kernel into a *private* backend (the process-wide one is never touched) and reruns the
-story's plateau experiment: the fix counts only if the encoder trains again. The learner's
-kernel is installed for both `addcmul` and `addcdiv`, because on MPS one kernel
-(`addc_mul_div_out_mps`) serves both; fixing only one would still freeze the encoder, since
-Adam's parameter update is an `addcdiv_`.
+time, so what the learner sees is the code that runs. A learner's kernel is installed into a
+*private* backend (the process-wide one is never touched), for both `addcmul` and `addcdiv`,
+because on MPS one kernel (`addc_mul_div_out_mps`) serves both; fixing only one would still
+freeze the encoder, since Adam's parameter update is an `addcdiv_`. The checkers themselves are
+in `course.kernels.exercises`; the contract a learner's kernel must keep in `contract`.
 """
 
 from __future__ import annotations
@@ -14,6 +13,7 @@ from __future__ import annotations
 import difflib
 import html
 import inspect
+import re
 from collections.abc import Callable
 
 import ipywidgets as widgets
@@ -21,8 +21,8 @@ import torch
 
 from course import emps
 from course.errors import CourseError
-from course.kernels.cpp.kernels import LAYOUTS, make_output
-from course.ui import Drawing, Panel, html_table
+from course.layout.named import laid_out
+from course.ui import Drawing, Panel
 
 KERNELS: dict[str, Callable[[emps.KernelCall], None]] = {
     "gather_compute_scatter": emps.gather_compute_scatter,
@@ -31,28 +31,33 @@ KERNELS: dict[str, Callable[[emps.KernelCall], None]] = {
 }
 BUGGY_PROFILE = "2.2.1-macos14"
 FAMILIES = ("addcmul", "addcdiv")  # one MPS kernel, addc_mul_div_out_mps, serves both
-CHECK_STEPS = 10  # plateau steps the checker trains: enough to see the encoder move
+CHECK_STEPS = 3  # plateau steps the checker trains: one already moves a healthy encoder
 STATUS_COLOURS = {"LOST": "#f4c7c3", "ok": "#d4edda"}
 
 
+SOURCES: dict[str, object] = {
+    "Placeholder": emps.Placeholder,
+    "OutputPlaceholder": emps.OutputPlaceholder,
+    **KERNELS,
+}
+
+
 def kernel_source(name: str) -> str:
-    """The source of one emulated kernel (or "Placeholder"), read from the running code."""
-    if name == "Placeholder":
-        return (
-            inspect.getsource(emps.Placeholder) + "\n\n" + inspect.getsource(emps.OutputPlaceholder)
-        )
-    if name not in KERNELS:
-        raise CourseError(
-            f"no kernel named {name!r}; choose one of: Placeholder, {', '.join(KERNELS)}"
-        )
-    source = inspect.getsource(KERNELS[name])
-    if f"def {name}(" not in source:
+    """The source of one emulated kernel or placeholder class, read from the running code."""
+    if name not in SOURCES:
+        raise CourseError(f"no kernel named {name!r}; choose one of: {', '.join(SOURCES)}")
+    source = inspect.getsource(SOURCES[name])
+    if not re.search(rf"^(class|def) {name}\b", source, re.M):
         raise CourseError(f"the source read for {name} does not define it: did course.emps change?")
     return source
 
 
 def diff_html(left: str, right: str) -> str:
-    """Two kernels' sources side by side; lines only on one side or changed are highlighted."""
+    """Two kernels' sources side by side; lines only on one side or changed are highlighted.
+
+    Two fixed half-width columns whose long lines wrap: the diff always fits the notebook's
+    width (about 950 px in JupyterLab), however long a line of code is.
+    """
     a, b = kernel_source(left).splitlines(), kernel_source(right).splitlines()
     fills = {"delete": "#f4c7c3", "insert": "#d4edda", "replace": "#fff3cd", "equal": ""}
     rows = []
@@ -61,13 +66,22 @@ def diff_html(left: str, right: str) -> str:
             lhs = a[i1 + k] if i1 + k < i2 else ""
             rhs = b[j1 + k] if j1 + k < j2 else ""
             rows.append(_diff_row(lhs, rhs, fills[tag]))
-    head = f"<tr><th>{html.escape(left)}</th><th>{html.escape(right)}</th></tr>"
-    style = "border-collapse:collapse;font-family:monospace;font-size:12px"
+    head = (
+        f"<tr><th style='width:50%'>{html.escape(left)}</th>"
+        f"<th style='width:50%'>{html.escape(right)}</th></tr>"
+    )
+    style = (
+        "border-collapse:collapse;font-family:monospace;font-size:12px;"
+        "table-layout:fixed;width:100%;max-width:100%"
+    )
     return f"<table style='{style}'>{head}{''.join(rows)}</table>"
 
 
 def _diff_row(lhs: str, rhs: str, fill: str) -> str:
-    cell = f"padding:0 8px;white-space:pre;vertical-align:top;background:{fill or 'transparent'}"
+    cell = (
+        "padding:0 6px;white-space:pre-wrap;overflow-wrap:anywhere;vertical-align:top;"
+        f"background:{fill or 'transparent'}"
+    )
     return (
         f"<tr><td style='{cell}'>{html.escape(lhs)}</td>"
         f"<td style='{cell}'>{html.escape(rhs)}</td></tr>"
@@ -78,7 +92,7 @@ def diff_view(
     left: str = "gather_compute_scatter", right: str = "write_through_placeholder"
 ) -> Panel:
     """A widget: pick two kernels (or the Placeholder) and see their sources diffed."""
-    options = ["Placeholder", *KERNELS]
+    options = list(SOURCES)
     controls = {
         "left": widgets.Dropdown(options=options, value=left, description="left"),
         "right": widgets.Dropdown(options=options, value=right, description="right"),
@@ -99,37 +113,49 @@ def private_backend(
     return emps.Backend(emps.get_profile(profile), overrides=dict.fromkeys(FAMILIES, kernel))
 
 
-def layouts(shape: tuple[int, int] = (4, 6)) -> dict[str, torch.Tensor]:
-    """Outputs of one logical shape in each memory layout (seeded values)."""
-    gen = torch.Generator().manual_seed(0)
-    return {layout: make_output(shape, layout, gen) for layout in LAYOUTS}
+LAB_LAYOUTS = ("contiguous", "transposed", "step-sliced")
+
+
+def layouts(
+    shape: tuple[int, ...] = (4, 6), names: tuple[str, ...] = LAB_LAYOUTS, seed: int = 0
+) -> dict[str, torch.Tensor]:
+    """Outputs of one logical shape in each named layout (seeded values, private generator)."""
+    values = torch.randn(shape, generator=torch.Generator().manual_seed(seed))
+    return {name: laid_out(values, name) for name in names}
 
 
 def to_emulated(tensor: torch.Tensor) -> torch.Tensor:
-    """A copy of a CPU tensor on the emulated device with the same strides (even non-dense ones)."""
-    copy = torch.empty_strided(tensor.shape, tensor.stride(), device=emps.DEVICE)
+    """A copy of a CPU tensor on the emulated device with the same strides and storage offset."""
+    size = tensor.untyped_storage().nbytes() // tensor.element_size()
+    storage = torch.zeros(size, dtype=tensor.dtype, device=emps.DEVICE)
+    copy = storage.as_strided(tensor.shape, tensor.stride(), tensor.storage_offset())
     return copy.copy_(tensor)
 
 
 def run_addcmul(
-    kernel: Callable[[emps.KernelCall], None], output: torch.Tensor, value: float = 0.5
+    kernel: Callable[[emps.KernelCall], None],
+    output: torch.Tensor,
+    value: float = 0.5,
+    profile: str = BUGGY_PROFILE,
 ) -> tuple[torch.Tensor, torch.Tensor, list[emps.KernelEvent]]:
     """`output.addcmul_` on the emulated device with `kernel`; (result, torch's answer, events)."""
     gen = torch.Generator().manual_seed(1)
     t1, t2 = torch.randn(output.shape, generator=gen), torch.randn(output.shape, generator=gen)
     expected = torch.addcmul(output, t1, t2, value=value)
     target = to_emulated(output)
-    with emps.use_backend(private_backend(kernel)), emps.record() as log:
+    with emps.use_backend(private_backend(kernel, profile)), emps.record() as log:
         target.addcmul_(t1.to(emps.DEVICE), t2.to(emps.DEVICE), value=value)
     return target.inner.clone(), expected, log.events
 
 
-def lost_write_rows(kernel_names: tuple[str, ...] = tuple(KERNELS)) -> list[dict[str, object]]:
+def lost_write_rows(
+    kernel_names: tuple[str, ...] = tuple(KERNELS), profile: str = BUGGY_PROFILE
+) -> list[dict[str, object]]:
     """For each kernel and layout: did `addcmul_`'s result reach the output? (from the record)"""
     rows = []
     for name in kernel_names:
         for layout, output in layouts().items():
-            result, expected, events = run_addcmul(KERNELS[name], output)
+            result, expected, events = run_addcmul(KERNELS[name], output, profile=profile)
             rows.append(
                 {
                     "kernel": name,
@@ -142,12 +168,7 @@ def lost_write_rows(kernel_names: tuple[str, ...] = tuple(KERNELS)) -> list[dict
     return rows
 
 
-def lost_write_table() -> str:
-    """`lost_write_rows` as an HTML table, lost writes in red."""
-    return html_table(lost_write_rows(), STATUS_COLOURS)
-
-
-# The redesign: one representative call per kernel family, on a transposed output.
+# One representative call per kernel family (x is a second tensor of the output's shape).
 FAMILY_CALLS: dict[str, Callable[[torch.Tensor, torch.Tensor], object]] = {
     "mul": lambda out, x: out.mul_(2.0),
     "lerp": lambda out, x: out.lerp_(x, 0.5),
@@ -161,17 +182,29 @@ FAMILY_CALLS: dict[str, Callable[[torch.Tensor, torch.Tensor], object]] = {
 }
 
 
-def family_lost_writes(backend: emps.Backend) -> dict[str, bool]:
-    """Whether each family's kernel loses its write to a transposed output on `backend`."""
-    torch.manual_seed(0)
-    lost = {}
-    for family, call in FAMILY_CALLS.items():
-        out = torch.zeros(3, 4).to(emps.DEVICE).t()
-        x = torch.randn(4, 3).to(emps.DEVICE)
-        with emps.use_backend(backend), emps.record() as log:
-            call(out, x)
-        lost[family] = any(event.lost_write for event in log.events)
-    return lost
+def family_call(
+    backend: emps.Backend, family: str, layout: str = "transposed", shape: tuple[int, ...] = (3, 4)
+) -> tuple[torch.Tensor, list[emps.KernelEvent]]:
+    """One family's representative call on an emulated output stored in `layout`.
+
+    Returns the output's values afterwards and the recorded kernel events. Random families draw
+    from a forked RNG: the learner's global random stream is left as it was.
+    """
+    gen = torch.Generator().manual_seed(0)
+    out = to_emulated(laid_out(torch.zeros(shape), layout))
+    x = torch.randn(shape, generator=gen).to(emps.DEVICE)
+    with torch.random.fork_rng(devices=[]), emps.use_backend(backend), emps.record() as log:
+        torch.manual_seed(0)
+        FAMILY_CALLS[family](out, x)
+    return out.inner.clone(), log.events
+
+
+def family_lost_writes(backend: emps.Backend, layout: str = "transposed") -> dict[str, bool]:
+    """Whether each family's kernel loses its write to an output in `layout` on `backend`."""
+    return {
+        family: any(event.lost_write for event in family_call(backend, family, layout)[1])
+        for family in FAMILY_CALLS
+    }
 
 
 def redesign_rows(profile: str = BUGGY_PROFILE) -> list[dict[str, object]]:

@@ -1,0 +1,130 @@
+"""The device's contract, enforced on a learner's kernel: MPSGraph before macOS 15 took only
+contiguous buffers, and `run_graph` takes Placeholders.
+
+On the emulated device a "graph" is a CPU op, which would happily read and write any strides;
+so a kernel that skips the Placeholder (`call.graph(call.output, call.inputs)`) would compute the
+right answer here while the real MPSGraph of 2024 could not have run it. The notebook 06 checkers
+therefore hand the learner's kernel a `LearnerCall`: the same API as `course.emps.KernelCall`,
+whose graph refuses a non-contiguous buffer on profiles without strided buffers (as MPSGraph
+did), whose `run_graph` explains a raw tensor instead of failing with an AttributeError, and
+which notes what the kernel did (a non-contiguous temporary, say) so feedback can say why a write
+was lost. The device itself is unchanged (course.emps is not ours to alter).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+import torch
+
+from course import emps
+from course.errors import CourseError
+
+
+class ContractViolation(CourseError):
+    """The kernel asked the graph for something MPSGraph before macOS 15 could not do."""
+
+
+@dataclass
+class KernelNotes:
+    """What a learner's kernel did during one call, for the checker's feedback."""
+
+    violation: str = ""  # the contract broken, if any
+    strided_temporaries: list[tuple[int, ...]] = field(default_factory=list)  # their strides
+
+    def clear(self) -> None:
+        self.violation, self.strided_temporaries = "", []
+
+
+def _describe(tensor: torch.Tensor) -> str:
+    return f"shape {tuple(tensor.shape)}, stride {tensor.stride()}"
+
+
+class LearnerCall:
+    """A `KernelCall` as the learner's kernel sees it: same attributes, the contract enforced."""
+
+    def __init__(self, call: emps.KernelCall, notes: KernelNotes) -> None:
+        self._call, self._notes = call, notes
+        self._graph = call.graph
+        call.graph = self._checked_graph  # every route to the graph goes through the check
+
+    def __getattr__(self, name: str):  # op, family, output, inputs, strided_buffers, ...
+        return getattr(self._call, name)
+
+    def placeholder(self, tensor: torch.Tensor):
+        """Wrap a tensor for the graph (see KernelCall.placeholder), noting odd temporaries."""
+        self._note_temporary(_require_tensor("call.placeholder", tensor))
+        return self._call.placeholder(tensor)
+
+    def output_placeholder(self, tensor: torch.Tensor):
+        """Wrap an output for the graph (see KernelCall.output_placeholder)."""
+        self._note_temporary(_require_tensor("call.output_placeholder", tensor))
+        return self._call.output_placeholder(tensor)
+
+    def run_graph(self, output, inputs: Sequence) -> None:
+        """Run the op's graph on placeholders (see KernelCall.run_graph), with clear refusals."""
+        _require_placeholder("the output", output)
+        if not isinstance(inputs, (list, tuple)):
+            raise CourseError(
+                "run_graph(output, inputs) takes a list of placeholders as inputs, e.g. "
+                f"[call.placeholder(t) for t in call.inputs]; got {type(inputs).__name__}"
+            )
+        for number, item in enumerate(inputs):
+            _require_placeholder(f"input {number}", item)
+        self._call.run_graph(output, inputs)
+
+    def _checked_graph(self, out_buffer: torch.Tensor, in_buffers: Sequence[torch.Tensor]):
+        if not self._call.strided_buffers:
+            named = [("output", out_buffer)] + [(f"input {i}", b) for i, b in enumerate(in_buffers)]
+            for role, buffer in named:
+                if isinstance(buffer, torch.Tensor) and not buffer.is_contiguous():
+                    self._notes.violation = (
+                        f"your kernel handed the graph a non-contiguous {role} buffer "
+                        f"({_describe(buffer)}). MPSGraph before macOS 15 reads and writes "
+                        "contiguous buffers only: on a real Mac this graph could not run. "
+                        "Every buffer must reach the graph through a placeholder (or be a "
+                        "contiguous temporary)"
+                    )
+                    raise ContractViolation(self._notes.violation)
+        return self._graph(out_buffer, in_buffers)
+
+    def _note_temporary(self, tensor: torch.Tensor) -> None:
+        """A non-contiguous tensor that is neither the output nor an input: a temporary made
+        with clone() or empty_like(), which keep the layout (notebook 04)."""
+        known = [self._call.output, *self._call.inputs]
+        if any(tensor is t for t in known) or tensor.is_contiguous():
+            return
+        if not self._call.strided_buffers:
+            self._notes.strided_temporaries.append(tensor.stride())
+
+
+def _require_tensor(where: str, value: object) -> torch.Tensor:
+    if not isinstance(value, torch.Tensor):
+        raise CourseError(f"{where}(...) wraps a tensor, not {type(value).__name__}")
+    return value
+
+
+def _require_placeholder(role: str, value: object) -> None:
+    if isinstance(value, torch.Tensor):
+        raise CourseError(
+            f"run_graph got a raw tensor as {role}; it takes placeholders: wrap it first with "
+            "call.placeholder(tensor), whose .buffer is what the graph reads or writes"
+        )
+    if not isinstance(getattr(value, "buffer", None), torch.Tensor):
+        raise CourseError(
+            f"run_graph got {type(value).__name__} as {role}; it takes placeholders (objects "
+            "with a .buffer tensor), e.g. call.placeholder(tensor)"
+        )
+
+
+def under_contract(
+    kernel: Callable[[emps.KernelCall], None], notes: KernelNotes
+) -> Callable[[emps.KernelCall], None]:
+    """The learner's kernel, run on a `LearnerCall`: what a private backend installs."""
+
+    def contracted(call: emps.KernelCall) -> None:
+        kernel(LearnerCall(call, notes))
+
+    contracted.__name__ = getattr(kernel, "__name__", "learner_kernel")
+    return contracted

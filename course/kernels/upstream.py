@@ -1,0 +1,122 @@
+"""PyTorch's real MPS kernels, read at run time from GitHub at pinned commits (never stored here).
+
+Notebook 06 compares the broken `addc_mul_div_out_mps` of PyTorch 2.2.1 with its working sibling
+`binaryOpTensor`, and with the fixed version of 2.4.0. The course does not copy PyTorch's source
+into its repository: where the learner has a network, the two files are fetched once at the
+release commits below and cached in the user's cache folder; each function is cut out of its file
+by its name and braces (found by content, so a moved line does not matter). Offline, or with
+`COURSE_OFFLINE=1` (the tests set it: they never touch the network), the functions are not
+shown and the links are.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import urllib.request
+from dataclasses import dataclass
+from pathlib import Path
+
+from course.errors import CourseError
+
+COMMITS = {  # release tags, pinned to the commits they name (tags can move, commits cannot)
+    "2.2.1": "6c8c5ad5eaf47a62fafbb4a2747198cbffbf1ff0",
+    "2.4.0": "d990dada86a8ad94882b5c23e859b88c0c255bda",
+}
+MPS_OPS = "aten/src/ATen/native/mps/operations"
+TIMEOUT_S = 5.0
+MAX_BYTES = 2_000_000  # both files are ~20-40 kB; anything huge is not what we asked for
+
+
+class Offline(CourseError):
+    """The source could not be fetched (no network, or COURSE_OFFLINE set)."""
+
+
+@dataclass(frozen=True)
+class Source:
+    """One function of PyTorch's source at one release."""
+
+    label: str
+    version: str
+    file: str  # file name under MPS_OPS
+    function: str
+
+    @property
+    def raw_url(self) -> str:
+        return (
+            "https://raw.githubusercontent.com/pytorch/pytorch/"
+            f"{COMMITS[self.version]}/{MPS_OPS}/{self.file}"
+        )
+
+    @property
+    def page_url(self) -> str:
+        """The file on GitHub, for reading in a browser."""
+        return f"https://github.com/pytorch/pytorch/blob/v{self.version}/{MPS_OPS}/{self.file}"
+
+
+BROKEN = Source("broken, PyTorch 2.2.1", "2.2.1", "PointwiseOps.mm", "addc_mul_div_out_mps")
+SIBLING = Source("working sibling, PyTorch 2.2.1", "2.2.1", "BinaryOps.mm", "binaryOpTensor")
+FIXED = Source("fixed, PyTorch 2.4.0", "2.4.0", "PointwiseOps.mm", "addc_mul_div_out_mps")
+
+
+def offline() -> bool:
+    """Whether fetching is switched off (COURSE_OFFLINE=1, as in the tests and CI)."""
+    return os.environ.get("COURSE_OFFLINE", "") not in ("", "0")
+
+
+def cache_dir() -> Path:
+    """$COURSE_CACHE_DIR, else the user's cache folder (the same place the C++ builds go)."""
+    if os.environ.get("COURSE_CACHE_DIR"):
+        return Path(os.environ["COURSE_CACHE_DIR"]) / "upstream"
+    cache = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache"))
+    return cache / "pytorch-internals-course" / "upstream"
+
+
+def fetch(source: Source) -> str:
+    """The whole file `source` lives in: from the cache, else from GitHub (then cached)."""
+    cached = cache_dir() / COMMITS[source.version] / source.file
+    if cached.is_file():
+        return cached.read_text()
+    if offline():
+        raise Offline("COURSE_OFFLINE is set, so nothing is fetched")
+    try:
+        with urllib.request.urlopen(source.raw_url, timeout=TIMEOUT_S) as response:
+            text = response.read(MAX_BYTES).decode("utf-8")
+    except (OSError, ValueError) as exc:  # URLError, timeouts and bad bytes are all OSError/Value
+        raise Offline(f"could not fetch {source.raw_url}: {exc}") from None
+    cached.parent.mkdir(parents=True, exist_ok=True)
+    cached.write_text(text)
+    return text
+
+
+def function_text(file_text: str, name: str) -> str:
+    """The definition of function `name` in C++/Objective-C++ text: its signature and body.
+
+    A definition starts a line (calls are indented inside a body) with a type and `name(`, and
+    the next `{` comes before any `;` (a declaration ends with `;`). The body ends at the
+    matching brace.
+    """
+    pattern = rf"^[A-Za-z_][^\n;{{}}]*\b{re.escape(name)}\s*\("
+    for match in re.finditer(pattern, file_text, re.M):
+        brace = file_text.find("{", match.end())
+        semicolon = file_text.find(";", match.end())
+        if brace < 0 or (0 <= semicolon < brace):
+            continue
+        depth = 0
+        for index in range(brace, len(file_text)):
+            depth += {"{": 1, "}": -1}.get(file_text[index], 0)
+            if depth == 0:
+                return file_text[match.start() : index + 1]
+    raise CourseError(f"no definition of {name}() found: PyTorch moved it, read the file instead")
+
+
+def show(*sources: Source) -> str:
+    """Each function with a heading, or (offline) why not, and where to read it."""
+    parts = []
+    for source in sources:
+        head = f"// ---- {source.function}, {source.label} ({source.file}) ----"
+        try:
+            parts.append(f"{head}\n{function_text(fetch(source), source.function)}")
+        except CourseError as exc:
+            parts.append(f"{head}\n// not shown: {exc}\n// read it at {source.page_url}")
+    return "\n\n".join(parts)
