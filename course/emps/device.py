@@ -117,25 +117,32 @@ class EmulatedTensor(torch.Tensor):
         if special is not None:
             return special(func, args, kwargs)
         op = ops.route(func)
-        if op.route == "composite":
-            return func.decompose(*args, **kwargs)
-        _check_same_device(op.name, args, kwargs)
-        if op.route == "functional":
-            return _wrap(func(*_unwrap(args), **_unwrap_kwargs(kwargs)))
-        if op.route == "kernel":
-            return _run_mutating(func, op, args, kwargs)
-        if op.route == "foreach":
-            return run_foreach(func, args, kwargs)
-        if op.route == "fused":
-            check_fused(backends.current_profile(), op.name, op.family)
-        if op.route == "metadata":
-            raise CourseError(
-                f"in-place metadata op {op.name} is not supported on {DEVICE}; "
-                "use its out-of-place form (e.g. x = x.t())"
-            )
-        result = func(*_unwrap(args), **_unwrap_kwargs(kwargs))  # "direct" and "fused"
-        _check_not_resized(op.name, [*args, *kwargs.values()])
-        return _wrap(result)
+        if op.route != "composite":
+            _check_same_device(op.name, args, kwargs)
+        return _HANDLERS[op.route](func, op, args, kwargs)
+
+
+def _run_functional(func, op: ops.OpRoute, args, kwargs):
+    return _wrap(func(*_unwrap(args), **_unwrap_kwargs(kwargs)))
+
+
+def _run_direct(func, op: ops.OpRoute, args, kwargs):
+    """Run on the wrapped storage, so every write lands; refuse a resized out= tensor."""
+    result = func(*_unwrap(args), **_unwrap_kwargs(kwargs))
+    _check_not_resized(op.name, [*args, *kwargs.values()])
+    return _wrap(result)
+
+
+def _run_fused(func, op: ops.OpRoute, args, kwargs):
+    check_fused(backends.current_profile(), op.name, op.family)
+    return _run_direct(func, op, args, kwargs)
+
+
+def _refuse_metadata(func, op: ops.OpRoute, args, kwargs):
+    raise CourseError(
+        f"in-place metadata op {op.name} is not supported on {DEVICE}; "
+        "use its out-of-place form (e.g. x = x.t())"
+    )
 
 
 def _unwrap(value):
@@ -296,6 +303,17 @@ def _check_not_resized(name: str, arguments) -> None:
                     f"{tuple(tensor.inner.shape)}; on {DEVICE} an out= tensor must already have "
                     "the result's shape (or leave out= away and use the returned tensor)"
                 )
+
+
+_HANDLERS = {
+    "functional": _run_functional,
+    "kernel": _run_mutating,
+    "direct": _run_direct,
+    "fused": _run_fused,
+    "foreach": lambda func, op, args, kwargs: run_foreach(func, args, kwargs),
+    "metadata": _refuse_metadata,
+    "composite": lambda func, op, args, kwargs: func.decompose(*args, **kwargs),
+}
 
 
 def _empty_memory_format(
