@@ -9,8 +9,10 @@ Use it the way you would use "mps":
     with emps.record() as log:
         optimizer.step()              # log.events: every emulated kernel call
 
-See `course.emps.device` for how it plugs into PyTorch's dispatcher, `course.emps.kernels` for
-the working and broken kernel patterns, and `course.emps.profiles` for the version history.
+See `course.emps.device` for how it plugs into PyTorch's dispatcher, `course.emps.ops` for
+which op takes which path, `course.emps.kernels` for the working and broken kernel patterns,
+`course.emps.optim_paths` for `foreach=True` / `fused=True` (what real MPS did, with sources),
+and `course.emps.profiles` for the version history. Needs torch >= 2.10.
 """
 
 from __future__ import annotations
