@@ -46,21 +46,33 @@ LESSONS: tuple[Lesson, ...] = (
         "The plateau",
         "Why does this sparse autoencoder stop learning, whatever the hyperparameters?",
         25,
-        ("reproduce the plateau on the emulated MPS device", "see that the encoder never moves"),
+        (
+            "measure how low the loss could go",
+            "try to tune the plateau away",
+            "write the check of which weights never moved",
+        ),
     ),
     Lesson(
         "02_isolating.ipynb",
         "Isolating the bug",
         "Which component is broken: gradients, the optimizer, the dtype or the device?",
         30,
-        ("rule out gradients and SGD", "find the exp_avg_sq = 0 paradox", "spot the stride"),
+        (
+            "write one controlled experiment per suspect",
+            "read Adam's state yourself",
+            "compare tensor metadata",
+        ),
     ),
     Lesson(
         "03_inside_adam.ipynb",
         "Inside Adam",
         "What does Adam actually do, and which of its operations break?",
         30,
-        ("write Adam from scratch", "read the installed adam.py", "trace one step's aten ops"),
+        (
+            "write Adam from scratch, bitwise",
+            "test each of its in-place ops alone",
+            "see one bug mask another",
+        ),
     ),
     Lesson(
         "04_strides.ipynb",

@@ -11,7 +11,11 @@ from dataclasses import dataclass
 
 import torch
 
-from course.errors import CourseError
+from course.errors import CourseError, require_range
+from course.story.sae import MAX_WIDTH, require_int
+
+MAX_SAMPLES = 1_000_000
+MAX_CODE_ELEMENTS = 50_000_000  # the dense codes matrix (n_samples x n_true): 200 MB at most
 
 
 @dataclass(frozen=True)
@@ -32,10 +36,17 @@ def make_data(
     seed: int = 0,
 ) -> SyntheticData:
     """Generate `n_samples` activations from `n_true` random unit directions, `active` at a time."""
-    if not 0 < active <= n_true:
-        raise CourseError(f"active={active} must be between 1 and n_true={n_true}")
-    if min(n_samples, d_model) < 1:
-        raise CourseError(f"n_samples={n_samples} and d_model={d_model} must be positive")
+    require_int("n_samples", n_samples, 1, MAX_SAMPLES)
+    require_int("d_model", d_model, 1, MAX_WIDTH)
+    require_int("n_true", n_true, 1, MAX_WIDTH)
+    require_int("active", active, 1, n_true)
+    require_range("noise", noise, 0.0, 10.0)
+    require_int("seed", seed, 0, 2**63 - 1)
+    if n_samples * n_true > MAX_CODE_ELEMENTS:
+        raise CourseError(
+            f"n_samples={n_samples} x n_true={n_true} codes is too many; at most "
+            f"{MAX_CODE_ELEMENTS:,} in all"
+        )
     gen = torch.Generator().manual_seed(seed)
     features = torch.randn(n_true, d_model, generator=gen)
     features = features / features.norm(dim=1, keepdim=True)  # (n_true, d_model), unit rows

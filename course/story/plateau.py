@@ -7,19 +7,47 @@ investigation turns on, under stable keys (also the keys of `python -m course pl
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-
-from matplotlib.figure import Figure
+from typing import TYPE_CHECKING
 
 from course import emps
-from course.errors import require_choice
+from course.devices import mps_available
+from course.errors import CourseError, require_choice
 from course.progress import bar
 from course.story.data import SyntheticData, make_data
 from course.story.sae import TopKSAE
-from course.story.training import History, train
+from course.story.training import History, check_args, train
+
+if TYPE_CHECKING:  # matplotlib loads in the figure functions: `python -m course plateau`
+    from matplotlib.figure import Figure  # without --plot never needs it
 
 DEVICES = ("emps", "cpu", "mps")
 QUICK = {"steps": 200, "batch_size": 128, "lr": 3e-3}  # the default experiment: seconds on 2 cores
+# What each emulated stack is called in front of a learner: versions only. (A profile's own
+# label names the ops it breaks, which is the investigation's answer.)
+VERSIONS = {
+    "2.2.1-macos14": "PyTorch 2.2.1 on macOS 14",
+    "2.4-macos14": "PyTorch 2.4 on macOS 14",
+    "fixed-macos14": "a recent PyTorch on macOS 14",
+    "macos15": "a recent PyTorch on macOS 15",
+}
+
+
+def version_label(profile: str | emps.Profile | None = None) -> str:
+    """The emulated stack's versions, naming nothing about its bugs (default: the active one)."""
+    name = (emps.current_profile() if profile is None else emps.get_profile(profile)).name
+    return f"{VERSIONS.get(name, name)} (emulated)"
+
+
+def require_device(device: str) -> None:
+    """One of DEVICES, and "mps" only where this machine has a real MPS device."""
+    require_choice("device", device, DEVICES)
+    if device == "mps" and not mps_available():
+        raise CourseError(
+            "device='mps' needs a real Apple-MPS device, and this machine has none "
+            "(torch.backends.mps.is_available() is False); use device='emps', the emulated one"
+        )
 
 
 @dataclass
@@ -80,9 +108,22 @@ def run(
 
     `data` defaults to the course's dataset; the returned Run keeps the trained model.
     """
-    require_choice("device", device, DEVICES)
+    require_device(device)
     options = {**QUICK, **train_kwargs}
-    options.setdefault("progress", bar(f"{init} init"))
+    options.setdefault("progress", bar("training"))
+    known = ("steps", "lr", "batch_size", "schedule", "aux_weight", "optimizer", "betas")
+    unknown = sorted(set(options) - set(known) - {"progress"})
+    if unknown:
+        raise CourseError(f"unknown training options {unknown}; known: {', '.join(known)}")
+    check_args(
+        options["steps"],
+        options["lr"],
+        options["batch_size"],
+        options.get("schedule", "constant"),
+        seed,
+        options.get("aux_weight", 0.0),
+        options.get("optimizer", "adam"),
+    )
     chosen = backend or emps.Backend(emps.get_profile(profile))
     data = data or dataset()
     model = TopKSAE(d_model=data.x.shape[1], n_features=n_features, k=k, init=init, seed=seed)
@@ -93,18 +134,59 @@ def run(
     return Run(history, name, init, device, model)
 
 
+def fresh_model(
+    profile: str | emps.Profile = emps.DEFAULT_PROFILE,
+    init: str = "transposed",
+    *,
+    device: str = "emps",
+    seed: int = 0,
+    **sizes: int,
+) -> TopKSAE:
+    """A newly initialised story model on `device` (sizes: d_model, n_features, k)."""
+    require_device(device)
+    model = TopKSAE(init=init, seed=seed, **sizes)
+    with emps.use_profile(profile):
+        return model.to(emps.DEVICE if device == "emps" else device)
+
+
+def trainer(
+    profile: str | emps.Profile = emps.DEFAULT_PROFILE, *, steps: int = 30, **train_kwargs
+) -> Callable[[TopKSAE], History]:
+    """A function that trains a model in place under `profile` (Adam and QUICK's settings by
+    default) and returns its History: the "training" step of an experiment."""
+    options = {**QUICK, "steps": steps, "progress": None, **train_kwargs}
+    check_args(options["steps"], options["lr"], options["batch_size"], "constant")
+
+    def train_in_place(model: TopKSAE) -> History:
+        with emps.use_profile(profile):
+            return train(model, dataset(d_model=_width(model)), **options)
+
+    return train_in_place
+
+
+def _width(model: TopKSAE) -> int:
+    return model.encoder.weight.shape[1]
+
+
 def compare(profile: str = emps.DEFAULT_PROFILE, **kwargs) -> dict[str, Run]:
     """The story's run (transposed init) and the contiguous-init run, same profile and data."""
     return {init: run(profile, init, **kwargs) for init in ("transposed", "contiguous")}
 
 
-def loss_figure(runs: dict[str, Run], title: str = "Training loss") -> Figure:
-    """Loss curves of several runs, overlaid (a plateau is a curve that flattens too high)."""
+def loss_figure(runs: dict[str, Run], title: str = "Training loss", log: bool = True) -> Figure:
+    """Loss curves of several runs, overlaid (a plateau is a curve that flattens too high).
+
+    `log=False` draws the loss on a linear scale, where a flattening tail looks flat."""
+    from matplotlib.figure import Figure
+    from matplotlib.ticker import MaxNLocator
+
     fig = Figure(figsize=(7, 3.2))
     ax = fig.add_subplot()
     for label, one in runs.items():
         ax.plot(one.history.loss, label=label, linewidth=1.2)
-    ax.set(xlabel="step", ylabel="reconstruction loss", title=title, yscale="log")
+    ax.set(xlabel="step", ylabel="reconstruction loss", title=title)
+    ax.set_yscale("log" if log else "linear")
+    ax.xaxis.set_major_locator(MaxNLocator(integer=True))
     ax.legend(fontsize=8)
     fig.tight_layout()
     return fig
@@ -112,13 +194,15 @@ def loss_figure(runs: dict[str, Run], title: str = "Training loss") -> Figure:
 
 def change_figure(one: Run) -> Figure:
     """Max |w - w0| per step for encoder and decoder: a frozen tensor is a flat zero."""
+    from matplotlib.figure import Figure
+    from matplotlib.ticker import MaxNLocator
+
     fig = Figure(figsize=(7, 3.2))
     ax = fig.add_subplot()
     for name in ("encoder.weight", "decoder.weight"):
         ax.plot(one.history.change[name], label=name, linewidth=1.5)
-    ax.set(
-        xlabel="step", ylabel="max |w - w0|", title=f"How far each weight moved ({one.init} init)"
-    )
+    ax.set(xlabel="step", ylabel="max |w - w0|", title="How far each weight moved from its start")
+    ax.xaxis.set_major_locator(MaxNLocator(integer=True))
     ax.legend(fontsize=8)
     fig.tight_layout()
     return fig

@@ -1,46 +1,121 @@
 """The hyperparameter sweep widget of notebook 01: try to tune your way out of the plateau.
 
-Each click trains the story's SAE (transposed init, emulated 2.2.1 device) with the chosen
-learning rate, k, hidden size and schedule, and overlays its loss curve on the earlier ones.
-The table beside it keeps one row per run, including whether the encoder moved at all: the clue.
+Each click trains the story's SAE (transposed init, emulated 2.2.1 stack) with the chosen
+learning rate, schedule, k, hidden size and auxiliary-loss weight (the knobs the story's author
+turned), and overlays its loss curve on the earlier ones. Training takes seconds, so the widget
+says at once that it is working, shows the step it is on, and disables its button meanwhile; a
+second click with the same settings says so instead of silently doing nothing.
 """
 
 from __future__ import annotations
 
-import ipywidgets as widgets
+from collections.abc import Callable
+from dataclasses import dataclass
 
-from course.story.plateau import Run, loss_figure, run
+import ipywidgets as widgets
+from matplotlib.figure import Figure
+from matplotlib.ticker import MaxNLocator
+
+from course.story.plateau import Run, run
 from course.story.training import SCHEDULES
-from course.ui import Drawing, Panel, html_table
+from course.ui import Drawing, Panel, html_table, message_html
 
 HIDDEN_SIZES = (768, 1536, 3072)
 KS = (8, 16, 32, 64)
+AUX_WEIGHTS = (0.0, 1 / 32, 0.1, 0.5)
+STEPS = 100  # per click: a few seconds on 2 cores, long enough to see the curve flatten
 
 
-def _label(lr: float, k: int, hidden: int, schedule: str) -> str:
-    return f"lr={lr:.0e} k={k} hidden={hidden} {schedule}"
+@dataclass(frozen=True)
+class Setting:
+    """One point of the sweep."""
+
+    lr: float = 3e-3
+    k: int = 32
+    hidden: int = 1536
+    schedule: str = "constant"
+    aux_weight: float = 0.0
+
+    def row(self) -> dict[str, object]:
+        """The setting as table cells."""
+        return {
+            "lr": f"{self.lr:.0e}",
+            "k": self.k,
+            "hidden": self.hidden,
+            "schedule": self.schedule,
+            "aux weight": f"{self.aux_weight:.3g}",
+        }
 
 
-def sweep_widget(first: Run | None = None, steps: int = 200) -> Panel:
-    """A Panel that trains one configuration per click and overlays every run's loss."""
-    runs: dict[str, Run] = {}
+def train_setting(
+    setting: Setting, steps: int, progress: Callable[[int, int, float], None] | None = None
+) -> Run:
+    """One run of the story's configuration with `setting` changed."""
+    return run(
+        lr=setting.lr,
+        k=setting.k,
+        n_features=setting.hidden,
+        schedule=setting.schedule,
+        aux_weight=setting.aux_weight,
+        steps=steps,
+        progress=progress,
+    )
+
+
+def sweep_figure(runs: dict[Setting, Run]) -> Figure:
+    """Every run's loss, numbered as in the table; the legend sits beside the axes, never on
+    the curves, however many runs there are."""
+    fig = Figure(figsize=(8.5, 3.4), layout="constrained")
+    ax = fig.add_subplot()
+    for number, one in enumerate(runs.values(), start=1):
+        ax.plot(range(1, len(one.history.loss) + 1), one.history.loss, lw=1.2, label=f"#{number}")
+    ax.set(xlabel="step", ylabel="reconstruction loss", yscale="log", title="Loss per run")
+    ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+    columns = 1 + (len(runs) - 1) // 12
+    ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1), ncols=columns)
+    return fig
+
+
+def sweep_rows(runs: dict[Setting, Run]) -> list[dict[str, object]]:
+    """One row per run: its setting and the loss it ends at."""
+    return [
+        {
+            "#": number,
+            **setting.row(),
+            "final loss": f"{one.history.final_loss:.3f}",
+        }
+        for number, (setting, one) in enumerate(runs.items(), start=1)
+    ]
+
+
+def sweep_widget(first: Run | None = None, steps: int = STEPS) -> Panel:
+    """A Panel that trains one setting per click and overlays every run's loss.
+
+    `first` (the notebook's own run of the default setting) fills row #1 without retraining.
+    """
+    runs: dict[Setting, Run] = {}
     if first is not None:
-        runs[_label(3e-3, 32, 1536, "constant")] = first
+        runs[Setting()] = first
+    holder: list[Panel] = []
 
-    def draw(lr: float, k: int, hidden: int, schedule: str) -> Drawing:
-        label = _label(lr, k, hidden, schedule)
-        if label not in runs:
-            runs[label] = run(lr=lr, k=k, n_features=hidden, schedule=schedule, steps=steps)
-        rows = [
-            {
-                "run": name,
-                "final loss": f"{r.history.final_loss:.3f}",
-                "encoder moved": "no" if r.history.frozen["encoder.weight"] else "yes",
-            }
-            for name, r in runs.items()
-        ]
-        fig = loss_figure(runs, title="Every setting plateaus")
-        return Drawing(fig, html_table(rows, colours={"no": "#ffd6d6"}))
+    def show(text: str, kind: str = "info") -> None:
+        if holder:
+            holder[0].message.value = message_html(text, kind)
+
+    def draw(lr: float, k: int, hidden: int, schedule: str, aux_weight: float) -> Drawing:
+        setting = Setting(lr, k, hidden, schedule, aux_weight)
+        note = ""
+        if setting in runs:
+            number = list(runs).index(setting) + 1
+            note = f"Run #{number} already used these settings: change a knob to train another."
+        else:
+            runs[setting] = _train_showing_progress(setting, steps, show, holder)
+        table = html_table(sweep_rows(runs))
+        legend = (
+            "<p>final loss: the mean over the last 10% of the steps (one step's loss "
+            "depends on its random batch).</p>"
+        )
+        return Drawing(sweep_figure(runs), (message_html(note) if note else "") + legend + table)
 
     controls = {
         "lr": widgets.FloatLogSlider(
@@ -49,7 +124,29 @@ def sweep_widget(first: Run | None = None, steps: int = 200) -> Panel:
         "k": widgets.Dropdown(options=KS, value=32, description="k"),
         "hidden": widgets.Dropdown(options=HIDDEN_SIZES, value=1536, description="hidden"),
         "schedule": widgets.Dropdown(options=SCHEDULES, value="constant", description="schedule"),
+        "aux_weight": widgets.Dropdown(options=AUX_WEIGHTS, value=0.0, description="aux loss"),
     }
-    return Panel(
-        controls, draw, title="Hyperparameter sweep (emulated MPS, torch 2.2.1)", button="Train"
-    )
+    panel = Panel(controls, draw, title="Hyperparameter sweep (emulated MPS)", button="Train")
+    holder.append(panel)
+    return panel
+
+
+def _train_showing_progress(
+    setting: Setting, steps: int, show: Callable[..., None], holder: list[Panel]
+) -> Run:
+    """Train with the button disabled and a progress line in the widget, restored on error."""
+    button = holder[0].button if holder else None
+    if button is not None:
+        button.disabled = True
+    described = ", ".join(f"{k} {v}" for k, v in setting.row().items())
+    show(f"Training ({described}) ... step 0/{steps}")
+
+    def progress(done: int, total: int, loss: float) -> None:
+        if done % 10 == 0 or done == total:
+            show(f"Training ... step {done}/{total}, this step's loss {loss:.3f}")
+
+    try:
+        return train_setting(setting, steps, progress)
+    finally:
+        if button is not None:
+            button.disabled = False

@@ -11,13 +11,16 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import torch
-from torch import nn
 
-from course.errors import CourseError, require_choice, require_range
+from course.errors import require_choice, require_range
 from course.story.data import SyntheticData
+from course.story.sae import TopKSAE, require_int
 
 OPTIMIZERS = ("adam", "sgd")
 SCHEDULES = ("constant", "cosine", "warmup")
+MAX_STEPS = 100_000
+MAX_BATCH = 8192  # twice the course's dataset: larger batches only repeat samples
+MAX_AUX_WEIGHT = 10.0
 
 
 @dataclass
@@ -34,10 +37,15 @@ class History:
     layout: dict[str, dict[str, object]] = field(default_factory=dict)
 
     @property
+    def tail(self) -> int:
+        """How many of the last steps `final_loss` averages: 10% of the run, at least one."""
+        return max(1, len(self.loss) // 10)
+
+    @property
     def final_loss(self) -> float:
-        """Mean loss over the last 10% of steps (smooths batch noise)."""
-        tail = self.loss[-max(1, len(self.loss) // 10) :]
-        return sum(tail) / len(tail)
+        """Mean loss over the last `tail` steps: one step's loss is noisy (a random batch),
+        so this is the number to compare between runs, not the progress bar's last value."""
+        return sum(self.loss[-self.tail :]) / self.tail
 
 
 def _schedule(name: str, steps: int) -> Callable[[int], float]:
@@ -56,18 +64,27 @@ def make_optimizer(name: str, params, lr: float, betas=(0.9, 0.999)) -> torch.op
     return torch.optim.SGD(params, lr=lr)
 
 
-def check_args(steps: int, lr: float, batch_size: int, schedule: str) -> None:
+def check_args(
+    steps: int,
+    lr: float,
+    batch_size: int,
+    schedule: str,
+    seed: int = 0,
+    aux_weight: float = 0.0,
+    optimizer: str = "adam",
+) -> None:
     """Validate training arguments up front, naming the bad value and what is allowed."""
-    if not isinstance(steps, int) or not 1 <= steps <= 100_000:
-        raise CourseError(f"steps={steps!r} must be an integer from 1 to 100000")
+    require_int("steps", steps, 1, MAX_STEPS)
     require_range("lr", lr, 1e-8, 10.0)
-    if not isinstance(batch_size, int) or batch_size < 1:
-        raise CourseError(f"batch_size={batch_size!r} must be a positive integer")
+    require_int("batch_size", batch_size, 1, MAX_BATCH)
     require_choice("schedule", schedule, SCHEDULES)
+    require_int("seed", seed, 0, 2**63 - 1)
+    require_range("aux_weight", aux_weight, 0.0, MAX_AUX_WEIGHT)
+    require_choice("optimizer", optimizer, OPTIMIZERS)
 
 
 def train(
-    model: nn.Module,
+    model: TopKSAE,
     data: SyntheticData,
     *,
     steps: int = 200,
@@ -76,11 +93,15 @@ def train(
     optimizer: str = "adam",
     betas=(0.9, 0.999),
     schedule: str = "constant",
+    aux_weight: float = 0.0,
     seed: int = 0,
     progress: Callable[[int, int, float], None] | None = None,
 ) -> History:
-    """Train `model` (already on its device) to reconstruct `data.x`; returns the History."""
-    check_args(steps, lr, batch_size, schedule)
+    """Train `model` (already on its device) to reconstruct `data.x`; returns the History.
+
+    `progress(done, total, loss)` is called after every step with that step's loss.
+    """
+    check_args(steps, lr, batch_size, schedule, seed, aux_weight, optimizer)
     device = next(model.parameters()).device
     x_all = data.x.to(device)
     params = dict(model.named_parameters())
@@ -93,9 +114,11 @@ def train(
         for group in opt.param_groups:
             group["lr"] = lr * scale(step)
         batch = x_all[torch.randint(0, len(data.x), (batch_size,), generator=gen).to(device)]
-        loss = (model(batch) - batch).pow(2).sum(-1).mean()
+        reconstruction = model(batch)
+        loss = (reconstruction - batch).pow(2).sum(-1).mean()
+        total = loss + aux_weight * model.aux_loss(batch, reconstruction) if aux_weight else loss
         opt.zero_grad()
-        loss.backward()
+        total.backward()
         opt.step()
         history.loss.append(loss.item())
         for name, p in params.items():
