@@ -200,8 +200,8 @@ def test_run_all_completes_in_a_learner_copy(path, tmp_path):
         client.execute()
     except CellExecutionError as exc:
         errors = [i for i, c in enumerate(nb.cells) if _has_error(c)]
-        index = errors[0] if errors else "?"
-        pytest.fail(f"{path.name} cell {index} crashes when the learner attempted nothing:\n{exc}")
+        where = f"reference cell {errors[0] - 1}" if errors else "a cell"  # copy cell 0: set-up
+        pytest.fail(f"{path.name}: {where} crashes when the learner attempted nothing:\n{exc}")
     if "BEGIN SOLUTION" not in (mlc.REFERENCE_DIR / path.name).read_text():
         return  # not migrated to solution markers yet: "Run All completes" is all we can ask
     for index, cell in enumerate(nb.cells):
