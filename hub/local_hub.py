@@ -13,6 +13,7 @@ hub, the proxy, and each learner's server and kernel), also when a step fails.
 
     python hub/local_hub.py serve [--minutes 60]
     python hub/local_hub.py measure [--learners 3]
+    python hub/local_hub.py links https://hub.example.org    # nbgitpuller links, one per lesson
 """
 
 from __future__ import annotations
@@ -405,6 +406,25 @@ def report(result: dict) -> str:
     return "\n".join([*lines, sizing_table(result)])
 
 
+def nbgitpuller_link(
+    hub_url: str, notebook: str = "00_start_here.ipynb", branch: str = "main"
+) -> str:
+    """A link that clones (first click) or updates (later clicks) the course in a learner's home
+    on a hub with nbgitpuller installed, then opens the learner copy of `notebook` in JupyterLab.
+
+    nbgitpuller merges upstream changes without overwriting what a learner edited."""
+    from urllib.parse import quote
+
+    from course.frontends import LEARNER_DIR, REPOSITORY
+
+    folder = REPOSITORY.rstrip("/").rsplit("/", 1)[-1]
+    query = (
+        f"repo={quote(REPOSITORY, safe='')}&branch={quote(branch, safe='')}"
+        f"&urlpath={quote(f'lab/tree/{folder}/{LEARNER_DIR}/{notebook}', safe='')}"
+    )
+    return f"{hub_url.rstrip('/')}/hub/user-redirect/git-pull?{query}"
+
+
 def serve(minutes: float) -> None:
     """Run the hub for a person to try, until Ctrl-C or `minutes` have passed."""
     with running_hub() as hub:
@@ -421,9 +441,16 @@ def main(argv: list[str] | None = None) -> int:
     commands = parser.add_subparsers(dest="command", required=True)
     commands.add_parser("serve").add_argument("--minutes", type=float, default=60)
     commands.add_parser("measure").add_argument("--learners", type=int, default=3)
+    commands.add_parser("links").add_argument("hub_url", help="e.g. https://hub.example.org")
     args = parser.parse_args(argv)
     if args.command == "serve":
         serve(args.minutes)
+        return 0
+    if args.command == "links":
+        from course.catalog import LESSONS
+
+        for lesson in LESSONS:
+            print(f"{lesson.filename[:2]}  {nbgitpuller_link(args.hub_url, lesson.filename)}")
         return 0
     result = measure(args.learners)
     OUT.mkdir(parents=True, exist_ok=True)

@@ -13,10 +13,13 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from urllib.parse import unquote
 
 import psutil
 import pytest
 from traitlets.config import Config
+
+from course.catalog import LESSONS
 
 ROOT = Path(__file__).resolve().parents[1]
 _spec = importlib.util.spec_from_file_location("local_hub", ROOT / "hub/local_hub.py")
@@ -90,6 +93,24 @@ def test_stop_tree_stops_children_too():
     local_hub.stop_tree(process, grace_s=5)
     parent.wait(timeout=5)
     assert not any(member.is_running() and member.status() != "zombie" for member in family)
+
+
+def test_nbgitpuller_links_open_a_learner_copy():
+    from course.frontends import REPOSITORY
+
+    link = local_hub.nbgitpuller_link("https://hub.example.org/", "01_the_plateau.ipynb")
+    base, query = link.split("?")
+    assert base == "https://hub.example.org/hub/user-redirect/git-pull"
+    fields = dict(part.split("=") for part in query.split("&"))
+    assert unquote(fields["repo"]) == REPOSITORY and fields["branch"] == "main"
+    assert unquote(fields["urlpath"]).endswith("/learner/01_the_plateau.ipynb")
+    assert unquote(fields["urlpath"]).startswith("lab/tree/pytorch-internals-course/")
+
+
+def test_links_prints_one_link_per_lesson(capsys):
+    assert local_hub.main(["links", "https://hub.example.org"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert len(lines) == len(LESSONS) and all("git-pull?repo=" in line for line in lines)
 
 
 def test_a_free_port_block_is_free():

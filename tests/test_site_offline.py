@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 from nbformat.v4 import new_markdown_cell, new_notebook
 
-from course.catalog import LESSONS, Lesson
+from course.catalog import LESSONS, Lesson, code_packages
 
 pytestmark = pytest.mark.browser
 
@@ -147,7 +147,12 @@ def test_widgets_show_their_first_drawing(built, offline):
             "img[alt='the widget, as first drawn']", "imgs => imgs.map(i => i.naturalWidth)"
         ):
             assert width > 100, f"{lesson.filename}: a first drawing did not load"
-    assert drawn["04"] >= 1 and drawn["05"] >= 1, drawn  # stride and dispatch diagrams
+    # the sweep plot, the stride diagram, the dispatch diagram
+    assert drawn["01"] >= 1 and drawn["04"] >= 1 and drawn["05"] >= 1, drawn
+    auditing = [lesson for lesson in LESSONS if "course.audit" in code_packages(lesson.filename)]
+    audit = offline.open(built["site"] / build_site.page_name(auditing[0], ".html"))
+    first = audit.get_by_text("The widget's first drawing").first  # the audit panel's table
+    assert first.evaluate("e => !!e.closest('.jp-OutputArea-output').querySelector('table')")
     offline.assert_clean()
 
 
