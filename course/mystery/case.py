@@ -10,8 +10,9 @@
     case.check_fix(patch)                # patch(model) -> model
     case.hint()                          # the next step of the method, never the answer
 
-The seed picks the case from the pool and seeds its scenario, so an instructor can reproduce
-what a learner sees. Every checker returns a `course.exercises.Verdict`.
+The seed picks the case from the pool, so an instructor can open what a learner sees; the
+scenario itself always trains on `scenarios.SEED` (see there why). Every checker returns a
+`course.exercises.Verdict`.
 """
 
 from __future__ import annotations
@@ -42,6 +43,7 @@ from course.mystery.bugs import (
 from course.mystery.cases import POOL, CaseSpec, get_case
 from course.mystery.scenarios import (
     SCENARIOS,
+    SEED,
     Patch,
     Scenario,
     ScenarioReport,
@@ -92,10 +94,10 @@ def open_case(seed: int | None = None, *, case_id: str | None = None) -> Case:
     return Case(spec, seed)
 
 
-@functools.lru_cache(maxsize=64)
-def _bug_free_run(scenario: str, seed: int) -> ScenarioReport:
+@functools.lru_cache(maxsize=len(SCENARIOS))
+def _bug_free_run(scenario: str) -> ScenarioReport:
     with emps.use_backend(bug_free_backend()):
-        return run(SCENARIOS[scenario], seed)
+        return run(SCENARIOS[scenario], SEED)
 
 
 def _normalised_op(op: object) -> str:
@@ -239,7 +241,7 @@ class Case:
         """The scenario's model as the scenario builds it, on the case's device (or "cpu")."""
         device = self._device(device)
         with self.use_device():
-            return setup(self.scenario, self.seed, device)[0]
+            return setup(self.scenario, SEED, device)[0]
 
     def optimizer(self, model: nn.Module) -> torch.optim.Optimizer:
         """The scenario's optimizer for a model."""
@@ -248,7 +250,7 @@ class Case:
     def step(self, model: nn.Module, optimizer: torch.optim.Optimizer) -> float:
         """One full-batch training step of the scenario; returns the loss before the step."""
         device = next(model.parameters()).device
-        data = data_of(self.scenario, self.seed)
+        data = data_of(self.scenario, SEED)
         with self.use_device():
             optimizer.zero_grad()
             value = loss(self.scenario, model, data.x.to(device), data.y.to(device))
@@ -270,7 +272,7 @@ class Case:
         if not quiet:
             print(f"training {self.scenario.name} on {device}:")
         with self.use_device():
-            return run(self.scenario, self.seed, device, patch, None if quiet else progress)
+            return run(self.scenario, SEED, device, patch, None if quiet else progress)
 
     def _device(self, device: str | None) -> str:
         if device in (None, "emps", self.device):
@@ -400,7 +402,7 @@ class Case:
             return _not_attempted(exc) or failed(
                 f"training with your patch raised {type(exc).__name__}: {exc}"
             )
-        healthy = _bug_free_run(self.scenario.name, self.seed)
+        healthy = _bug_free_run(self.scenario.name)
         return _judge_fix(report, healthy, self._spec.symptom.shows(report, healthy))
 
     # --- for instructors -------------------------------------------------------------------

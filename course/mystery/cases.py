@@ -90,7 +90,7 @@ smaller learning rate does not help. The same script runs fine on a CPU."""
 
 WEAK_CNN = """\
 Our small CNN for striped images (two 3x3 convolutions, then a linear classifier; Adam) learns
-far less than it should: its held-out accuracy ends 25 to 70 points below what the same script
+far less than it should: its held-out accuracy ends 25 to 60 points below what the same script
 reaches on a CPU. The loss does go down; every weight changes; no NaNs, no errors."""
 
 WORSE_ATTENTION = """\
@@ -105,7 +105,7 @@ initial values exactly. No NaNs, no errors, and a higher learning rate does not 
 split."""
 
 WORSE_HEADS = """\
-Our two-head attention regressor learns, but its held-out loss ends two to seven times as high as
+Our two-head attention regressor learns, but its held-out loss ends about four times as high as
 the same training on a CPU. Every parameter changes, nothing is NaN, and the data loader is fine."""
 
 

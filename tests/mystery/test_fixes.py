@@ -6,7 +6,8 @@ import pytest
 
 from course.mystery.case import _judge_fix, open_case
 from course.mystery.cases import CASES, POOL
-from tests.mystery.runs import SEED, clean_run, planted_run
+from course.mystery.scenarios import SEED
+from tests.mystery.runs import clean_run, planted_run
 
 IDS = [spec.id for spec in POOL]
 

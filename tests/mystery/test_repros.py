@@ -16,7 +16,7 @@ from course.mystery import repros
 from course.mystery.bugs import PlantedBug
 from course.mystery.case import open_case
 from course.mystery.cases import CASES, POOL
-from tests.mystery.runs import SEED
+from course.mystery.scenarios import SEED
 
 IDS = [spec.id for spec in POOL]
 OP_CALLS = {
