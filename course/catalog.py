@@ -122,15 +122,23 @@ LESSONS: tuple[Lesson, ...] = (
         "08_pattern_strikes_again.ipynb",
         "The pattern strikes again",
         "Where else does the same bug hide, and can a tool find it for us?",
-        25,
-        ("run the layout auditor", "see the random-op bug", "why the abstraction leaked"),
+        30,
+        (
+            "write the auditor's judge",
+            "see PyTorch's own tests miss the in-place bug",
+            "find a real bug in your CPU build",
+        ),
     ),
     Lesson(
         "09_case_closed.ipynb",
         "Case closed",
         "How do we fix the model, and what do we check first next time?",
-        20,
-        ("fix the SAE three ways", "recover the ground-truth features", "use the checklist"),
+        25,
+        (
+            "write fix 1 and train all three fixes",
+            "recover the ground-truth features",
+            "write the checklist's first check",
+        ),
     ),
 )
 

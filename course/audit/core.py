@@ -157,6 +157,27 @@ def require_layouts(layouts: str | list[str] | None) -> list[str]:
     return list(layouts)
 
 
+def layout_rows() -> list[dict[str, object]]:
+    """What each audit layout makes strided: which tensor, its shape and strides, contiguity."""
+    rows = []
+    for layout in LAYOUTS:
+        shape = SHAPES[_DIMS.get(layout, 2)]
+        named = {"out=transposed": "transposed"}.get(layout, layout)
+        tensor = laid_out(torch.zeros(shape), named)
+        which = {"expanded": "every input", "out=transposed": "out="}.get(layout, "self")
+        rows.append(
+            {
+                "layout": layout,
+                "strided": which,
+                "shape": tuple(tensor.shape),
+                "stride": tensor.stride(),
+                "offset": tensor.storage_offset(),
+                "contiguous": tensor.is_contiguous(),
+            }
+        )
+    return rows
+
+
 def audit(
     device: str = "cpu",
     ops: str | list[str] | None = None,
@@ -200,8 +221,8 @@ def audit_op(
             results += rows
     if results:
         return results
-    why = "; ".join(f"{name}: {reason}" for name, reason in reasons.items()) or "no dtype asked"
-    return [AuditResult(op.name, layout, "skipped", why, op.kind) for layout in layouts]
+    why = "; ".join(f"{name}: {reason}" for name, reason in reasons.items())
+    return [AuditResult(op.name, "all", "skipped", why, op.kind)]
 
 
 def _audit_dtype(op: AuditOp, call: Call, layouts: list[str], where: Target):
@@ -360,14 +381,11 @@ def cli(argv: list[str]) -> int:
     return 0
 
 
-@functools.lru_cache(maxsize=32)
-def _cached_audit(device: str, layout: str, dtype: str) -> tuple[AuditResult, ...]:
-    layouts = None if layout == "all" else [layout]
-    return tuple(audit(device, layouts=layouts, dtypes=None if dtype == "all" else [dtype]))
-
-
 def audit_panel(profile: str | None = None, layout: str = "transposed") -> Panel:
-    """A widget: pick an emulated profile (or the CPU), a layout and a dtype; press Audit."""
+    """A widget: pick an emulated profile (or the CPU), a layout and a dtype; press Audit.
+
+    While it audits, the controls are disabled and a status line counts the ops.
+    """
     from course import emps
 
     profile = emps.get_profile(profile or emps.DEFAULT_PROFILE).name
@@ -380,15 +398,40 @@ def audit_panel(profile: str | None = None, layout: str = "transposed") -> Panel
         "dtype": widgets.Dropdown(options=[*DTYPES, "all"], value="float32", description="dtype"),
         "show_ok": widgets.Checkbox(value=False, description="show ok rows"),
     }
-    return Panel(controls, draw_audit, title="Layout auditor", button="Audit")
+    built: list[Panel] = []  # the panel draws once while it is being built, before it exists
+
+    def draw(**values) -> Drawing:
+        if not built:
+            return draw_audit(**values)
+        panel = built[0]
+        with panel.working(f"Auditing on {values['device']}..."):
+            return draw_audit(
+                **values, progress=lambda done, total, _op: panel.progress(done, total)
+            )
+
+    built.append(Panel(controls, draw, title="Layout auditor", button="Audit"))
+    return built[0]
 
 
-def draw_audit(device: str, layout: str, dtype: str = "float32", show_ok: bool = False) -> Drawing:
+def draw_audit(
+    device: str,
+    layout: str,
+    dtype: str = "float32",
+    show_ok: bool = False,
+    progress: Callable[[int, int, str], None] | None = None,
+) -> Drawing:
     """The auditor's results as a colour table, findings first, with a summary line."""
     if layout not in (*LAYOUTS, "all"):
         raise CourseError(f"unknown layout {layout!r}; choose from: {', '.join(LAYOUTS)}, all")
-    results = list(_cached_audit(device, layout, dtype))
-    results.sort(key=lambda r: (VERDICTS.index(r.verdict) == 0, r.op))
+    key = (device, layout, dtype)
+    if key not in _AUDITS:
+        layouts = None if layout == "all" else [layout]
+        dtypes = None if dtype == "all" else [dtype]
+        _AUDITS[key] = audit(device, layouts=layouts, dtypes=dtypes, progress=progress)
+    results = sorted(_AUDITS[key], key=lambda r: (VERDICTS.index(r.verdict) == 0, r.op))
     rows = table_rows(results, only_findings=not show_ok)
     line = summary_line(device, summary(results))
     return Drawing(html=f"<p>{line}</p>" + html_table(rows, COLOURS))
+
+
+_AUDITS: dict[tuple[str, str, str], list[AuditResult]] = {}  # the widget's audits, by settings

@@ -35,12 +35,23 @@ def summary(results: Sequence[AuditResult]) -> dict[str, object]:
 def table_rows(
     results: Sequence[AuditResult], only_findings: bool = True, detail: bool = True
 ) -> list[dict[str, str]]:
-    """Rows for a table: by default only what is not `ok` (the interesting part)."""
+    """Rows for a table: by default only the findings (lost or wrong writes, errors)."""
     return [
         {"op": r.op, "dtype": r.dtype, "layout": r.layout, "verdict": r.verdict}
         | ({"detail": r.detail} if detail else {})
         for r in results
-        if not only_findings or r.verdict != "ok"
+        if not only_findings or r.verdict not in ("ok", "skipped")
+    ]
+
+
+def grid_rows(results: Sequence[AuditResult]) -> list[dict[str, str]]:
+    """One row per layout, one column per dtype: the verdicts of one op at a glance."""
+    dtypes = list(dict.fromkeys(r.dtype for r in results))
+    layouts = list(dict.fromkeys(r.layout for r in results))
+    verdict = {(r.layout, r.dtype): r.verdict for r in results}
+    return [
+        {"layout": layout} | {dtype: verdict.get((layout, dtype), "-") for dtype in dtypes}
+        for layout in layouts
     ]
 
 
@@ -49,7 +60,7 @@ def text_table(
 ) -> str:
     """A fixed-width text table of results (notebooks leave `detail` out to stay narrow)."""
     rows = table_rows(results, only_findings, detail)
-    return format_table(rows, empty="(every result is ok)")
+    return format_table(rows, empty="(no findings)")
 
 
 def summary_line(device: str, counts: dict[str, object]) -> str:

@@ -10,7 +10,16 @@ from collections.abc import Callable
 import torch
 from torch import nn
 
-from course.exercises import Exercise, Verdict, failed, passed, register
+from course.casefile.fixes import SCENARIOS, run_scenario
+from course.exercises import (
+    Exercise,
+    Prediction,
+    Verdict,
+    failed,
+    passed,
+    register,
+    register_prediction,
+)
 from course.story.sae import TopKSAE
 
 # --- 09.tie_weights ------------------------------------------------------------------------------
@@ -224,5 +233,37 @@ register(
                 ]
             ),
         ),
+    )
+)
+
+
+# --- 09.which_fixes (a prediction) ---------------------------------------------------------------
+
+FIX_CHOICES = ("none", "only fix 1", "fix 1 and fix 2", "all three")
+
+
+def _which_fixes() -> str:
+    """Train every scenario briefly (a small SAE) and name the fixes that unfreeze the encoder."""
+    small = {"steps": 10, "batch_size": 32, "n_features": 128, "progress": None}
+    moved = [
+        label
+        for label in list(SCENARIOS)[1:]
+        if not run_scenario(label, **small).summary()["encoder_frozen"]
+    ]
+    return {0: "none", 3: "all three"}.get(
+        len(moved), "only fix 1" if moved == [list(SCENARIOS)[1]] else "fix 1 and fix 2"
+    )
+
+
+register_prediction(
+    Prediction(
+        "09.which_fixes",
+        "Each fix changes one thing from the broken run. Which of them unfreeze the encoder?",
+        FIX_CHOICES,
+        _which_fixes,
+        "The bug needs both a non-contiguous output and a kernel that drops writes to it. Fix 1 "
+        "removes the first (Adam's state is contiguous too, as zeros_like copies the layout), "
+        "fix 2 the second for addcmul_/addcdiv_, and fix 3 makes the copies unnecessary: each is "
+        "enough on its own.",
     )
 )

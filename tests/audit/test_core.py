@@ -309,6 +309,25 @@ def test_the_widget_audits_on_click_and_reports_bad_values():
     assert "unknown layout" in panel.error
 
 
+def test_the_widget_disables_its_button_and_shows_progress_while_auditing(monkeypatch):
+    from course.audit import core
+
+    panel = audit_panel("2.4-macos14", "transposed")
+    seen = []
+
+    def watched(*args, progress=None, **kwargs):
+        progress(1, 2, "aten::abs_")
+        seen.append((panel.button.disabled, panel.controls["device"].disabled, panel.status.value))
+        return []
+
+    monkeypatch.setattr(core, "audit", watched)
+    panel.controls["layout"].value = "step-sliced"
+    panel.button.click()
+    (during,) = seen
+    assert during[0] and during[1] and "1/2" in during[2]
+    assert not panel.button.disabled and panel.status.value == ""
+
+
 def test_a_single_name_is_accepted():
     (result,) = audit("emulated:2.4-macos14", ops="normal_", layouts="transposed", dtypes="float32")
     assert result.verdict == "silent-no-write"
