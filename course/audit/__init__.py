@@ -1,6 +1,8 @@
-"""The layout auditor: run every in-place op on non-contiguous outputs and judge the result.
+"""The layout auditor: run every in-place op on every kind of strided tensor and judge the result.
 
-Used by notebook 08 and by `python -m course audit`. `args` builds calls for an op, `judge`
-decides one result, `report` summarises, `core` runs the sweep. Importing this package imports
-nothing heavy; the emulated device is loaded only when a profile is audited.
+Used by notebook 08 and by `python -m course audit`. `args` finds the ops and builds their calls
+per dtype, `judge` decides one result, `core` runs the sweep (CLI and widget included), `report`
+summarises, `repro` writes a pasteable line per finding, and `opinfo` runs PyTorch's own OpInfo
+layout checks on the emulated device for comparison. Importing this package imports nothing
+heavy; the emulated device is loaded only when an emulated profile is audited.
 """
