@@ -16,6 +16,7 @@ COMMANDS = {
     "mps-check": ("course.mps_check", "on a real Mac: does this torch still drop the writes?"),
     "audit": ("course.audit.core", "find kernels that mishandle non-contiguous outputs"),
     "progress": ("course.start.tracker", "your exercise progress; --collect DIR for a workshop"),
+    "mystery": ("course.mystery", "open an unseen bug case: its brief, then its training run"),
 }
 
 
