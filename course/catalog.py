@@ -140,6 +140,17 @@ LESSONS: tuple[Lesson, ...] = (
             "write the checklist's first check",
         ),
     ),
+    Lesson(
+        "10_your_case.ipynb",
+        "Your own case",
+        "Can you find a bug you have never seen, on your own, with the tools of this course?",
+        40,
+        (
+            "reproduce an unseen bug in one op on one layout",
+            "name the culprit op and layout",
+            "fix the model, not the device",
+        ),
+    ),
 )
 
 

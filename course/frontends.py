@@ -16,14 +16,14 @@ from __future__ import annotations
 import importlib.metadata
 import importlib.util
 
-from course import __version__
+import course
 from course.catalog import LESSONS
 
 # The repository's address. It is not known yet: replace OWNER (one edit), then `make learner`.
 REPOSITORY = "https://github.com/OWNER/pytorch-internals-course"
 # The git tag of this release: Colab links open the learner copies at this tag, and the set-up
 # cell installs the course from it, so a notebook and the code it imports always match.
-REF = f"v{__version__}"
+REF = f"v{course.__version__}"
 DISTRIBUTION = "pytorch-internals-course"
 LEARNER_DIR = "learner"
 START = "00_start_here.ipynb"
@@ -80,11 +80,11 @@ def enable_colab_widgets() -> bool:
 
 def setup_report(installed: bool) -> str:
     """Print (and return) one line saying what the set-up cell did."""
-    torch = _version("torch") or "missing"
+    torch, version = _version("torch") or "missing", course.__version__
     if installed:
-        line = f"Set-up: installed the course {__version__} from {install_spec()}; torch {torch}."
+        line = f"Set-up: installed the course {version} from {install_spec()}; torch {torch}."
     else:
-        line = f"Set-up: nothing to do, the course {__version__} is installed (torch {torch})."
+        line = f"Set-up: nothing to do, the course {version} is installed (torch {torch})."
     if enable_colab_widgets():
         line = line[:-1] + "; Colab's widget manager is on."
     print(line)
