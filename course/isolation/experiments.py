@@ -1,129 +1,166 @@
-"""Notebook 02's experiments: narrow "the loss plateaus" down to one measurable fault.
+"""Building blocks for notebook 02's controlled experiments: a bench, never a result table.
 
-Each function answers one of the story's questions with numbers from a real run on the emulated
-device: do gradients flow, does any optimizer move the encoder, what is in Adam's state, do the
-red herrings (betas, float64) mean anything, and what differs between encoder and decoder?
+A `Bench` is one fresh copy of the story's model on a device and emulated stack of your choice,
+with the few moves every experiment of the investigation is made of: one batch, one backward, a
+snapshot, one step of any optimizer. Your experiment is a short function of a bench; the
+checkers call it on benches you never see (another stack version, other seeds and sizes, a
+contiguous init, the CPU), so it passes only if its conclusion follows the device.
 """
 
 from __future__ import annotations
 
+import platform
+import sys
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+
 import torch
 
 from course import emps
-from course.errors import CourseError
-from course.story.plateau import Run, dataset, run
-from course.story.sae import TopKSAE
+from course.errors import CourseError, require_choice
+from course.story.plateau import dataset, require_device, version_label
+from course.story.sae import TopKSAE, require_int
 from course.ui import html_table
 
 ENCODER, DECODER = "encoder.weight", "decoder.weight"
+DTYPES = (torch.float32, torch.float64)
+MAX_BATCH = 4096
+Update = torch.optim.Optimizer | Callable[[list[torch.nn.Parameter]], object]
 
 
-def weight_table(columns: dict[str, tuple[dict[str, float], str]]) -> list[dict[str, object]]:
-    """One row per weight (encoder, decoder); each column is (history stat by name, format)."""
+@dataclass
+class Bench:
+    """One model on one device under one emulated stack, and the moves an experiment makes.
+
+    Every move runs under the bench's stack (`with bench:` does the same for your own code), so
+    the same experiment gives the answer of whichever stack the bench was built with.
+    """
+
+    model: TopKSAE
+    profile: str
+    device: str
+    batch_size: int
+    seed: int
+    _data: torch.Tensor = field(repr=False)
+    _gen: torch.Generator = field(repr=False)
+    _stack: list = field(default_factory=list, repr=False)
+
+    def __enter__(self) -> Bench:
+        context = emps.use_profile(self.profile)
+        context.__enter__()
+        self._stack.append(context)
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self._stack.pop().__exit__(*exc)
+
+    def parameter(self, name: str) -> torch.nn.Parameter:
+        """A parameter by name ("encoder.weight", "decoder.weight", ...)."""
+        names = [n for n, _ in self.model.named_parameters()]
+        require_choice("name", name, names)
+        return self.model.get_parameter(name)
+
+    def batch(self) -> torch.Tensor:
+        """The next batch of samples, on the bench's device (a private generator picks it)."""
+        rows = torch.randint(0, len(self._data), (self.batch_size,), generator=self._gen)
+        dtype = next(self.model.parameters()).dtype
+        return self._data[rows].to(dtype).to(self.model_device)
+
+    @property
+    def model_device(self) -> torch.device:
+        """Where the model's parameters live (emps:0, cpu, mps:0)."""
+        return next(self.model.parameters()).device
+
+    def backward(self) -> float:
+        """Forward and backward on a fresh batch: every parameter's .grad is set (old grads are
+        dropped first). Returns the batch's reconstruction loss."""
+        with self:
+            self.model.zero_grad(set_to_none=True)
+            x = self.batch()
+            loss = (self.model(x) - x).pow(2).sum(-1).mean()
+            loss.backward()
+        return loss.item()
+
+    def snapshot(self) -> dict[str, torch.Tensor]:
+        """A copy of every parameter's values on the CPU, by name: later steps cannot change it."""
+        with self:
+            return {n: p.detach().cpu().clone() for n, p in self.model.named_parameters()}
+
+    def step(self, update: Update) -> torch.optim.Optimizer | None:
+        """One optimizer step on the model's parameters, under the bench's stack.
+
+        `update` is an optimizer you already made (it steps again), or a function of the
+        parameter list: an optimizer factory such as `partial(torch.optim.Adam, lr=1e-3)` (a
+        fresh optimizer, stepped once and returned, so you can read its `.state`), or your own
+        step function such as `partial(sgd_step, lr=1e-3)`.
+        """
+        with self:
+            if isinstance(update, torch.optim.Optimizer):
+                update.step()
+                return update
+            if not callable(update):
+                raise CourseError(
+                    f"bench.step needs an optimizer or a function of the parameters, "
+                    f"not {type(update).__name__}"
+                )
+            made = update(list(self.model.parameters()))
+            if isinstance(made, torch.optim.Optimizer):
+                made.step()
+                return made
+            return None
+
+
+def bench(
+    profile: str = emps.DEFAULT_PROFILE,
+    device: str = "emps",
+    *,
+    init: str = "transposed",
+    seed: int = 0,
+    d_model: int = 384,
+    n_features: int = 1536,
+    k: int = 32,
+    batch_size: int = 128,
+    dtype: torch.dtype = torch.float32,
+) -> Bench:
+    """A fresh story model (same init as the training runs) ready for one experiment.
+
+    The defaults are the story's: the 2.2.1 stack, the emulated device, the transposed init.
+    A dtype the device cannot hold is refused by the device itself, as the real one does.
+    """
+    emps.get_profile(profile)  # a CourseError listing the stacks, for an unknown name
+    require_device(device)
+    require_choice("dtype", dtype, DTYPES)
+    require_int("batch_size", batch_size, 1, MAX_BATCH)
+    model = TopKSAE(d_model, n_features, k, init=init, seed=seed).to(dtype)
+    with emps.use_profile(profile):
+        model.to(emps.DEVICE if device == "emps" else device)
+    data = dataset(d_model=d_model).x
+    gen = torch.Generator().manual_seed(seed)
+    return Bench(model, profile, device, batch_size, seed, data, gen)
+
+
+def adam(lr: float = 1e-3, **kwargs) -> Callable[[Iterable[torch.nn.Parameter]], torch.optim.Adam]:
+    """An Adam factory for `bench.step` (the story's optimizer), e.g. `adam(betas=(0.9, 0.0))`."""
+    return lambda params: torch.optim.Adam(params, lr=lr, **kwargs)
+
+
+def sgd(lr: float = 1e-3) -> Callable[[Iterable[torch.nn.Parameter]], torch.optim.SGD]:
+    """A torch.optim.SGD factory for `bench.step`."""
+    return lambda params: torch.optim.SGD(params, lr=lr)
+
+
+def versions_rows() -> list[dict[str, str]]:
+    """What to write down before any experiment: the versions of everything in the stack."""
     return [
-        {
-            "parameter": name,
-            **{label: format(stat[name], fmt) for label, (stat, fmt) in columns.items()},
-        }
-        for name in (ENCODER, DECODER)
+        {"what": "emulated device", "version": version_label()},
+        {"what": "torch installed here", "version": torch.__version__},
+        {"what": "python", "version": platform.python_version()},
+        {"what": "platform", "version": f"{sys.platform} ({platform.machine()})"},
     ]
 
 
-def grad_table(one: Run) -> list[dict[str, object]]:
-    """Gradient statistics per weight: are gradients flowing at all?"""
-    h = one.history
-    return weight_table(
-        {"max |grad|": (h.grad_max, ".3g"), "zero fraction": (h.grad_zero_fraction, ".1%")}
-    )
-
-
-def one_step_moves(optimizer: str, lr: float = 1e-3) -> dict[str, bool]:
-    """Take one step with `optimizer` ("manual-sgd", "sgd" or "adam") on the story's model."""
-    model = TopKSAE(init="transposed").to(emps.DEVICE)
-    before = {n: p.detach().cpu().clone() for n, p in model.named_parameters()}
-    batch = dataset().x[:128].to(emps.DEVICE)
-    loss = (model(batch) - batch).pow(2).sum(-1).mean()
-    loss.backward()
-    if optimizer == "manual-sgd":
-        with torch.no_grad():
-            for p in model.parameters():
-                p -= lr * p.grad
-    elif optimizer in ("sgd", "adam"):
-        cls = torch.optim.SGD if optimizer == "sgd" else torch.optim.Adam
-        cls(model.parameters(), lr=lr).step()
-    else:
-        raise CourseError(f"optimizer={optimizer!r}; choose manual-sgd, sgd or adam")
-    after = dict(model.named_parameters())
-    return {n: not torch.equal(after[n].detach().cpu(), before[n]) for n in (ENCODER, DECODER)}
-
-
-def optimizer_table(lr: float = 1e-3) -> list[dict[str, object]]:
-    """Which optimizers move which weights after one step."""
-    rows = []
-    for name in ("manual-sgd", "sgd", "adam"):
-        moved = one_step_moves(name, lr)
-        rows.append(
-            {"optimizer": name, **{f"{k} moved": "yes" if v else "NO" for k, v in moved.items()}}
-        )
-    return rows
-
-
-def adam_state_table(one: Run) -> list[dict[str, object]]:
-    """Adam's running moments per weight: exp_avg_sq should never be 0 where gradients flow."""
-    h = one.history
-    return weight_table(
-        {"max exp_avg": (h.exp_avg_max, ".3g"), "max exp_avg_sq": (h.exp_avg_sq_max, ".3g")}
-    )
-
-
-def implied_update(one: Run, lr: float = 3e-3, eps: float = 1e-8) -> float:
-    """lr * max exp_avg / (sqrt(max exp_avg_sq) + eps): what Adam *should* have done."""
-    h = one.history
-    return lr * h.exp_avg_max[ENCODER] / (h.exp_avg_sq_max[ENCODER] ** 0.5 + eps)
-
-
-def betas_table(betas_list=((0.9, 0.999), (0.9, 0.9), (0.5, 0.0)), steps: int = 40) -> list[dict]:
-    """Red herring 1: changing betas (even beta2 = 0) leaves the encoder frozen."""
-    rows = []
-    for betas in betas_list:
-        h = run(steps=steps, betas=betas).history
-        rows.append(
-            {
-                "betas": str(betas),
-                "encoder frozen": h.frozen[ENCODER],
-                "encoder max exp_avg_sq": h.exp_avg_sq_max[ENCODER],
-            }
-        )
-    return rows
-
-
-def try_float64_on_device() -> str:
-    """Red herring 2: float64 on the (emulated) MPS device is refused, exactly like the real one."""
-    model = TopKSAE(init="transposed").double()
-    try:
-        model.to(emps.DEVICE)
-    except TypeError as exc:
-        return f"TypeError: {exc}"
-    return "no error: this device accepts float64"
-
-
-def cpu_runs(steps: int = 200) -> dict[str, Run]:
-    """float64 on the CPU trains, but so does float32 on the CPU: the device, not the dtype."""
-    return {"cpu float32": run(device="cpu", steps=steps), "cpu float64": _float64_run(steps)}
-
-
-def _float64_run(steps: int) -> Run:
-    from course.story.training import train
-
-    model = TopKSAE(init="transposed").double()
-    data = dataset()
-    data64 = type(data)(x=data.x.double(), features=data.features, codes=data.codes)
-    history = train(model, data64, steps=steps, batch_size=128, lr=3e-3)
-    return Run(history, "cpu float64 (no emulation)", "transposed", "cpu")
-
-
-def metadata_table(model: torch.nn.Module) -> str:
-    """Encoder vs decoder weight metadata as HTML: the only difference is the layout."""
+def metadata_rows(model: torch.nn.Module) -> list[dict[str, object]]:
+    """Encoder vs decoder weight metadata, the story's table (a reveal, after your comparison)."""
     rows = []
     for name in (ENCODER, DECODER):
         p = model.get_parameter(name)
@@ -137,4 +174,9 @@ def metadata_table(model: torch.nn.Module) -> str:
                 "contiguous": "yes" if p.is_contiguous() else "NO",
             }
         )
-    return html_table(rows, colours={"NO": "#ffd6d6"})
+    return rows
+
+
+def metadata_table(model: torch.nn.Module) -> str:
+    """`metadata_rows` as HTML, the non-contiguous weight highlighted."""
+    return html_table(metadata_rows(model), colours={"NO": "#ffd6d6"})

@@ -1,0 +1,111 @@
+"""The bench: one model on one device and stack, and the moves every experiment is made of."""
+
+from __future__ import annotations
+
+from functools import partial
+
+import pytest
+import torch
+
+from course import emps
+from course.errors import CourseError
+from course.isolation import experiments
+from course.isolation.experiments import ENCODER
+
+SMALL = {"d_model": 16, "n_features": 32, "k": 4}
+
+
+def encoder_moved(bench, update) -> bool:
+    bench.backward()
+    before = bench.snapshot()[ENCODER]
+    bench.step(update)
+    return not torch.equal(before, bench.snapshot()[ENCODER])
+
+
+def test_bench_builds_the_story_model_on_the_emulated_device():
+    bench = experiments.bench(**SMALL)
+    weight = bench.parameter(ENCODER)
+    assert str(weight.device) == "emps:0" and weight.stride() == (1, 32)
+    assert bench.batch().shape == (128, 16)
+
+
+def test_backward_sets_every_gradient_and_returns_the_loss():
+    bench = experiments.bench(**SMALL)
+    loss = bench.backward()
+    assert loss > 0 and all(p.grad is not None for p in bench.model.parameters())
+
+
+def test_snapshot_is_a_cpu_copy():
+    bench = experiments.bench(**SMALL)
+    shot = bench.snapshot()
+    assert shot[ENCODER].device.type == "cpu"
+    with torch.no_grad():
+        bench.parameter(ENCODER).add_(1.0)
+    assert not torch.equal(shot[ENCODER], bench.snapshot()[ENCODER])
+
+
+def test_step_follows_the_bench_stack():
+    assert encoder_moved(experiments.bench(**SMALL), experiments.sgd()) is True
+    assert encoder_moved(experiments.bench(**SMALL), experiments.adam()) is False
+    assert encoder_moved(experiments.bench("fixed-macos14", **SMALL), experiments.adam()) is True
+    assert encoder_moved(experiments.bench(device="cpu", **SMALL), experiments.adam()) is True
+    contiguous = experiments.bench(init="contiguous", **SMALL)
+    assert encoder_moved(contiguous, experiments.adam()) is True
+
+
+def test_step_takes_an_optimizer_a_factory_or_a_step_function():
+    bench = experiments.bench(**SMALL)
+    bench.backward()
+    made = bench.step(experiments.adam())
+    assert isinstance(made, torch.optim.Adam) and bench.step(made) is made
+    calls = []
+    assert bench.step(partial(lambda params, lr: calls.append((len(params), lr)), lr=0.1)) is None
+    assert calls == [(4, 0.1)]
+    with pytest.raises(CourseError, match="not int"):
+        bench.step(3)
+
+
+def test_with_bench_runs_your_own_code_on_its_stack():
+    bench = experiments.bench("macos15", **SMALL)
+    with bench:
+        assert emps.current_profile().name == "macos15"
+    assert emps.current_profile().name == emps.DEFAULT_PROFILE
+
+
+def test_float64_is_refused_by_the_device_as_the_real_one_does():
+    with pytest.raises(TypeError, match="float64"):
+        experiments.bench(dtype=torch.float64, **SMALL)
+    cpu = experiments.bench(device="cpu", dtype=torch.float64, **SMALL)
+    assert cpu.parameter(ENCODER).dtype == torch.float64 and cpu.backward() > 0
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "match"),
+    [
+        ({"profile": "2.3"}, "unknown emulated profile '2.3'"),
+        ({"device": "tpu"}, "device='tpu'"),
+        ({"dtype": torch.int64}, "dtype=torch.int64"),
+        ({"batch_size": 0}, "batch_size=0"),
+        ({"batch_size": 10**6}, "batch_size=1000000"),
+        ({"seed": "x"}, "seed='x'"),
+        ({"k": 0}, "k=0"),
+    ],
+)
+def test_bad_bench_arguments_are_refused(kwargs, match):
+    with pytest.raises(CourseError, match=match):
+        experiments.bench(**{**SMALL, **kwargs})
+
+
+def test_unknown_parameter_names_list_the_real_ones():
+    with pytest.raises(CourseError, match="encoder.weight"):
+        experiments.bench(**SMALL).parameter("encoder")
+
+
+def test_versions_and_metadata_tables():
+    rows = experiments.versions_rows()
+    assert rows[0]["version"] == "PyTorch 2.2.1 on macOS 14 (emulated)"
+    assert rows[1]["version"] == torch.__version__
+    meta = experiments.metadata_rows(experiments.bench(**SMALL).model)
+    assert [r["contiguous"] for r in meta] == ["NO", "yes"]
+    assert meta[0]["stride"] == [1, 32]
+    assert "#ffd6d6" in experiments.metadata_table(experiments.bench(**SMALL).model)
