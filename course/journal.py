@@ -266,6 +266,7 @@ def collect_table(directory: Path, now: float | None = None) -> str:
     if not journals:
         return f"No progress files under {directory} (expected <learner>.jsonl files)."
     return (
-        f"{len(journals)} learners (STUCK: {STUCK_ATTEMPTS}+ failed checks, not yet passed)\n\n"
+        f"{len(journals)} learner{'' if len(journals) == 1 else 's'} "
+        f"(STUCK: {STUCK_ATTEMPTS}+ failed checks, not yet passed)\n\n"
         f"{text_table(class_rows(journals, now))}\n\n{text_table(exercise_rows(journals))}"
     )

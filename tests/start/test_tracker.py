@@ -62,7 +62,7 @@ def test_collect_summarises_a_room(home, capsys):
     shutil.copy(journal.progress_file(), room / "ana.jsonl")
     assert main(["progress", "--collect", str(room)]) == 0
     out = capsys.readouterr().out
-    assert "1 learners" in out and "ana" in out and "02.did_not_move" in out
+    assert "1 learner " in out and "ana" in out and "02.did_not_move" in out
     assert main(["progress", "--collect", str(home / "missing")]) == 2
 
 
