@@ -57,6 +57,7 @@ format: $(STAMP)
 
 notebooks: $(STAMP)
 	$(BIN)/python scripts/execute_notebooks.py $(NB)
+	$(BIN)/python scripts/make_learner_copies.py
 
 # The decks and the site work offline: they serve reveal.js, MathJax, require.js and jQuery from
 # build/node, which `make web` installs from npm (web/package-lock.json) with the machine's Node.js.
