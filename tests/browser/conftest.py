@@ -3,8 +3,9 @@
 Why a real server and browser: nbval proves the kernels run, not that a learner sees working
 widgets. Both processes are started once per session (JupyterLab takes seconds to start) and are
 stopped in `finally` blocks, kernels included, even when a test fails or is interrupted. The
-server serves a temporary copy of notebooks/, so Run All never rewrites the repository's files,
-and uses a temporary config and settings dir, so a developer's own JupyterLab set-up (and its
+server serves a temporary copy of notebooks/, learner/ and assets/ (side by side, as in the
+repository, so markdown's ../assets images resolve), so Run All never rewrites the repository's
+files, and uses a temporary config and settings dir, so a developer's own JupyterLab set-up (and its
 news pop-up) cannot change what the tests see.
 """
 
@@ -32,6 +33,8 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 # COURSE_BROWSER_NOTEBOOKS points the suite at another folder of notebooks (used to try it out).
 NOTEBOOK_SRC = Path(os.environ.get("COURSE_BROWSER_NOTEBOOKS", ROOT / "notebooks"))
+LEARNER_SRC = Path(os.environ.get("COURSE_BROWSER_LEARNER", ROOT / "learner"))
+ASSETS_SRC = ROOT / "assets"
 SCREENSHOTS = ROOT / "build" / "screenshots"
 CHROMIUM = Path("/usr/bin/chromium")
 CHROMIUM_ARGS = [
@@ -59,8 +62,14 @@ LAB_SETTINGS = {
 
 
 def notebook_names() -> list[str]:
-    """The notebooks the suite opens: every numbered notebook in the source folder."""
-    return sorted(p.name for p in NOTEBOOK_SRC.glob("[0-9][0-9]_*.ipynb"))
+    """The notebooks the suite opens: the course map's lessons (course.catalog.LESSONS), in order,
+    then any other numbered notebook in the source folder. A lesson whose file does not exist
+    yet is still listed: its tests skip and say so."""
+    from course.catalog import LESSONS
+
+    listed = [lesson.filename for lesson in LESSONS]
+    extra = sorted(p.name for p in NOTEBOOK_SRC.glob("[0-9][0-9]_*.ipynb") if p.name not in listed)
+    return listed + extra
 
 
 def free_port() -> int:
@@ -80,7 +89,7 @@ class LabServer:
     process: subprocess.Popen
     log: Path
     startup_s: float = 0.0
-    sessions: dict[str, str] = field(default_factory=dict)  # notebook name -> session id
+    sessions: dict[str, str] = field(default_factory=dict)  # notebook path -> session id
 
     def api(self, method: str, path: str, body: dict | None = None) -> object:
         """Call the server's REST API with the token; returns the decoded JSON (or None)."""
@@ -194,7 +203,8 @@ class BrowserReport:
     """What the suite measured, printed at the end of the run."""
 
     lab_startup_s: float = 0.0
-    notebooks: dict[str, dict] = field(default_factory=dict)
+    notebooks: dict[str, dict] = field(default_factory=dict)  # "notebooks/00_x.ipynb" -> row
+    overflows: list[str] = field(default_factory=list)  # every panel found wider than its cell
 
 
 _REPORT = BrowserReport()
@@ -216,8 +226,10 @@ def pytest_terminal_summary(terminalreporter) -> None:
         retry = " (Run All retried)" if row["retried"] else ""
         write(
             f"{name}: {row['seconds']:.1f} s total, Run All {row['run_all_s']:.1f} s{retry}, "
-            f"{row['panels']} panels, main widget: {row['moved'] or 'no movable control'}"
+            f"{row['panels']} panels; {'; '.join(row['actions']) or 'no widget driven'}"
         )
+    for line in _REPORT.overflows:
+        write(f"OVERFLOW {line}")
 
 
 @pytest.fixture(scope="session")
@@ -239,8 +251,13 @@ def _stop_on_sigterm() -> Iterator[None]:
 def lab(tmp_path_factory: pytest.TempPathFactory, _stop_on_sigterm: None) -> Iterator[LabServer]:
     """JupyterLab on 127.0.0.1, a free port and a random token, serving a copy of the notebooks."""
     base = tmp_path_factory.mktemp("lab")
-    root = base / "notebooks"
-    shutil.copytree(NOTEBOOK_SRC, root, ignore=shutil.ignore_patterns(".ipynb_checkpoints"))
+    root = base / "course"
+    skip = shutil.ignore_patterns(".ipynb_checkpoints")
+    shutil.copytree(NOTEBOOK_SRC, root / "notebooks", ignore=skip)
+    if LEARNER_SRC.is_dir():
+        shutil.copytree(LEARNER_SRC, root / "learner", ignore=skip)
+    if ASSETS_SRC.is_dir():
+        shutil.copytree(ASSETS_SRC, root / "assets", ignore=skip)
     _write_settings(base / "settings")
     env = dict(
         os.environ,

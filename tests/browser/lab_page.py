@@ -24,6 +24,9 @@ WIDGET_TIMEOUT_S = 30
 REDRAW_TIMEOUT_S = 60
 IDLE_AFTER_MOVE_S = 2  # kernel idle this long after a move and nothing changed: it drew the same
 MAX_OPTIONS = 4  # dropdown options tried per dropdown
+QUIET_S = 1.0  # the kernel idle this long after a click: every queued message has been handled
+FIT_SLACK_PX = 1  # sub-pixel rounding, not an overflow
+ERROR_COLOUR = "rgb(176, 0, 32)"  # course.ui.message_html's error border (#b00020)
 
 # Waits for the opened notebook's kernel to answer kernel_info; resolves to its id.
 _KERNEL_READY_JS = """async (timeoutMs) => {
@@ -78,6 +81,84 @@ _PANEL_STATE_JS = """(panel) => {
   const text = texts.length ? texts[texts.length - 1].innerHTML : '';
   return images + '\\n' + text;
 }"""
+
+
+# Elements inside a course panel wider than the notebook's cell area. The cell area is the
+# output area the panel is drawn in (`.jp-OutputArea-output`, sized by the notebook, not by its
+# content; it scrolls when something overflows). An element inside a scroll box of the panel's
+# own (overflow-x auto/scroll, e.g. html_table's wrapper) fits if the box fits. Only the
+# outermost offender of each subtree is listed.
+_OVERFLOW_JS = """(panel, slack) => {
+  const area = panel.closest('.jp-OutputArea-output') || panel.parentElement;
+  const box = area.getBoundingClientRect();
+  const left = box.left + area.clientLeft, right = left + area.clientWidth;
+  const inScrollBox = (el) => {
+    for (let a = el.parentElement; a && a !== panel; a = a.parentElement) {
+      if (['auto', 'scroll'].includes(getComputedStyle(a).overflowX)) return true;
+    }
+    return false;
+  };
+  const name = (el) => el.tagName.toLowerCase()
+    + [...el.classList].slice(0, 2).map((c) => '.' + c).join('');
+  const found = [];
+  for (const el of [panel, ...panel.querySelectorAll('*')]) {
+    const r = el.getBoundingClientRect();
+    if (!r.width || inScrollBox(el)) continue;
+    if (found.some((f) => f.el.contains(el))) continue;
+    const wide = r.width > area.clientWidth + slack;
+    const out = r.right > right + slack || r.left < left - slack;
+    if (wide || out) found.push({el, what: name(el), width: Math.round(r.width)});
+  }
+  return {
+    cell_width: area.clientWidth,
+    scroll_width: area.scrollWidth,
+    offenders: found.map(({what, width}) => ({what, width})),
+  };
+}"""
+
+# The panel's own error message (course.ui.message_html with kind "error"), if it shows one.
+_PANEL_ERROR_JS = """(panel, colour) => [...panel.querySelectorAll('div')]
+  .filter((d) => getComputedStyle(d).borderLeftColor === colour
+    && parseFloat(getComputedStyle(d).borderLeftWidth) >= 3 && d.offsetParent !== null)
+  .map((d) => d.innerText.trim())"""
+
+# How a panel is named in reports: its bold title, else its controls' labels.
+_PANEL_NAME_JS = """(panel) => {
+  const title = panel.querySelector(':scope > .widget-html b');
+  if (title) return title.innerText.trim();
+  const labels = [...panel.querySelectorAll('.widget-label')].map((l) => l.innerText.trim());
+  return 'panel(' + labels.filter(Boolean).join(', ') + ')';
+}"""
+
+# What the opened notebook shows before anything ran: outputs in the model and in the DOM, and
+# code cells with an execution count.
+_STORED_OUTPUTS_JS = """() => {
+  const panel = window.jupyterapp.shell.currentWidget;
+  const code = panel.content.widgets.filter((c) => c.model.type === 'code');
+  return {
+    outputs: code.filter((c) => c.model.outputs.length).length,
+    counted: code.filter((c) => c.model.executionCount !== null).length,
+    shown: panel.node.querySelectorAll('.jp-OutputArea-output').length,
+  };
+}"""
+
+
+@dataclass
+class Fit:
+    """One panel's measured fit: the cell area's width and what is wider than it."""
+
+    panel: str
+    cell_width: int
+    scroll_width: int
+    offenders: list[dict]
+
+    def describe(self, notebook: str, when: str) -> str:
+        worst = max(o["width"] for o in self.offenders)
+        parts = ", ".join(f"{o['what']} {o['width']} px" for o in self.offenders[:4])
+        return (
+            f"{notebook} / {self.panel} ({when}): {worst} px wide in a {self.cell_width} px "
+            f"cell area: {parts}"
+        )
 
 
 @dataclass
@@ -155,8 +236,8 @@ def widget_problems(page: Page, expected_views: int) -> list[str]:
     """What is wrong with the widgets on the page: views not drawn, or fewer than stored.
 
     A drawn view is an output whose root is a `.jupyter-widgets` element; without the widget lab
-    extension JupyterLab shows the text fallback ("Interactive widget (...): run this cell") instead, so counting the views
-    against the stored notebook catches a missing extension."""
+    extension JupyterLab shows the text fallback ("Interactive widget (...): run this cell")
+    instead, so counting the views against the stored notebook catches a missing extension."""
     problems = []
     for text in ("Loading widget...", "Error displaying widget"):
         if _outputs_saying(page, text).count():
@@ -268,3 +349,67 @@ def move_a_control(page: Page, panel: Locator) -> str | None:
 def screenshot_name(notebook: str) -> str:
     """build/screenshots/NN_name.png for notebooks/NN_name.ipynb."""
     return re.sub(r"\.ipynb$", ".png", notebook)
+
+
+def panel_name(panel: Locator) -> str:
+    """A panel's title (or its control labels), for reports."""
+    return panel.evaluate(_PANEL_NAME_JS)
+
+
+def panel_fit(panel: Locator) -> Fit:
+    """Measure whether everything inside the panel fits the notebook's cell area."""
+    found = panel.evaluate(_OVERFLOW_JS, FIT_SLACK_PX)
+    return Fit(panel_name(panel), found["cell_width"], found["scroll_width"], found["offenders"])
+
+
+def overflows(page: Page, notebook: str, when: str) -> list[str]:
+    """One line per course panel on the page that is wider than the cell area."""
+    fits = [panel_fit(p) for p in page.locator(".course-panel").all()]
+    return [fit.describe(notebook, when) for fit in fits if fit.offenders]
+
+
+def panel_errors(panel: Locator) -> list[str]:
+    """The error messages the panel shows (a draw function that raised)."""
+    return panel.evaluate(_PANEL_ERROR_JS, ERROR_COLOUR)
+
+
+def stored_outputs(page: Page) -> dict[str, int]:
+    """Code cells with outputs or execution counts, and outputs drawn, as the page opened."""
+    return page.evaluate(_STORED_OUTPUTS_JS)
+
+
+def wait_until_quiet(page: Page, timeout_s: float = REDRAW_TIMEOUT_S) -> None:
+    """Wait until the kernel has been idle for QUIET_S (every click handled)."""
+    start, idle_since = time.monotonic(), None
+    while time.monotonic() - start < timeout_s:
+        if page.evaluate(_PROGRESS_JS)["status"] == "idle":
+            idle_since = idle_since or time.monotonic()
+            if time.monotonic() - idle_since >= QUIET_S:
+                return
+        else:
+            idle_since = None
+        time.sleep(0.2)
+    raise AssertionError(f"the kernel was still busy {timeout_s} s after a click")
+
+
+def _preferred_move(page: Page, row: Locator):
+    """The control a learner reaches for first: a slider labelled 'step(s)' (the switchboard's
+    'move the steps slider, then Run'), else the first control that moves."""
+    for slider in row.locator(".widget-slider").all():
+        if re.search(r"step", slider.locator(".widget-label").first.inner_text(), re.I):
+            return lambda s=slider: _move_slider(page, s)
+    return next(iter(_control_moves(page, row)), None)
+
+
+def change_then_double_click(page: Page, panel: Locator) -> str:
+    """Move one control, then double-click the panel's Run button: the first click runs, the
+    second arrives with the same settings. Returns what was done; waits until both are handled."""
+    panel.scroll_into_view_if_needed()
+    row = panel.locator(".widget-hbox").first
+    move = _preferred_move(page, row)
+    done = (move() if move else "") or "no control moved"
+    before = panel_state(panel)
+    panel.locator("button.mod-primary").first.dblclick()
+    _wait_for_change(page, panel, before)
+    wait_until_quiet(page)
+    return f"{done}, then double-click Run"
