@@ -19,7 +19,7 @@ from pathlib import Path
 from course.catalog import LESSONS
 from course.ui import html_table
 
-MIN_TORCH = (2, 9)
+MIN_TORCH = (2, 10)  # the first release with the Python-backend PrivateUse1 set-up emps needs
 
 
 @dataclass
@@ -52,7 +52,7 @@ def _torch_checks() -> list[Check]:
         Check(
             "torch",
             version >= MIN_TORCH,
-            f"{torch.__version__} ({build} build); the course needs >= 2.9",
+            f"{torch.__version__} ({build} build); the course needs >= {MIN_TORCH[0]}.{MIN_TORCH[1]}",
         )
     ]
     devices = ["cpu"]

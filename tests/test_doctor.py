@@ -31,7 +31,7 @@ def test_missing_compiler_skips_only_the_kernels_notebook():
 
 def test_old_torch_is_not_ready():
     found = [
-        doctor.Check("torch", False, "2.2.1 (CPU build); the course needs >= 2.9")
+        doctor.Check("torch", False, "2.2.1 (CPU build); the course needs >= 2.10")
         if c.name == "torch"
         else c
         for c in doctor.checks()
