@@ -52,7 +52,7 @@ def _torch_checks() -> list[Check]:
         Check(
             "torch",
             version >= MIN_TORCH,
-            f"{torch.__version__} ({build} build); the course needs >= {MIN_TORCH[0]}.{MIN_TORCH[1]}",
+            f"{torch.__version__} ({build} build); the course needs >= {_dotted(MIN_TORCH)}",
         )
     ]
     devices = ["cpu"]
@@ -175,3 +175,7 @@ def cli(argv: list[str]) -> int:
     data = report()
     print(json.dumps(data, indent=2) if args.json else report_text(data))
     return 0 if all(row["verdict"] == "ready" for row in data["notebooks"]) else 1
+
+
+def _dotted(version: tuple[int, ...]) -> str:
+    return ".".join(map(str, version))
