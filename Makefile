@@ -44,8 +44,10 @@ test-unit: $(STAMP)
 test-notebooks: $(STAMP)
 	$(BIN)/python -m pytest -n $(JOBS) --dist loadfile notebooks $(NBVAL)
 
+# JupyterLab + headless Chromium (`apt-get install -y chromium`): each reference notebook and each
+# learner copy runs once; panels must fit the cell area; screenshots land in build/screenshots/.
 test-browser: $(STAMP)
-	$(BIN)/python -m pytest tests -m browser -v
+	timeout -k 30 1200 $(BIN)/python -m pytest tests -m browser -v -p no:cacheprovider
 
 lint: $(STAMP)
 	$(BIN)/ruff check course tests scripts benchmarks notebooks
