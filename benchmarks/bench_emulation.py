@@ -13,7 +13,7 @@ from __future__ import annotations
 import argparse
 import time
 
-from course import plateau
+from course.story import plateau
 
 
 def best_time(device: str, init: str, steps: int, repeats: int) -> float:
