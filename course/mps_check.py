@@ -75,6 +75,10 @@ def cli(argv: list[str]) -> int:
     p.add_argument("--device", default="mps", help="device to check (default: mps)")
     p.add_argument("--json", action="store_true")
     args = p.parse_args(argv)
+    try:
+        torch.device(args.device)
+    except RuntimeError:
+        p.error(f"--device {args.device!r} is not a torch device; use mps, cpu or cuda")
     env = environment()
     if args.device == "mps" and not env["mps_available"]:
         print(

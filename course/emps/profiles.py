@@ -32,6 +32,11 @@ class Profile:
 
     def with_broken(self, broken: set[str] | frozenset[str], name: str | None = None) -> Profile:
         """A copy of this profile with a different broken set (used by the bug switchboard)."""
+        if isinstance(broken, str):
+            raise CourseError(
+                f"broken={broken!r} is one string; give a set of kernel families, "
+                f"e.g. {{{broken!r}}}"
+            )
         unknown = set(broken) - (ADAM_FAMILIES | RANDOM_FAMILIES)
         if unknown:
             allowed = ", ".join(sorted(ADAM_FAMILIES | RANDOM_FAMILIES))
