@@ -12,6 +12,7 @@ from __future__ import annotations
 import ipywidgets as widgets
 import torch
 from matplotlib.figure import Figure
+from matplotlib.ticker import MaxNLocator
 
 from course.adam.scratch import bias_corrections, update_moments
 from course.errors import CourseError
@@ -71,7 +72,7 @@ def draw(beta1: float, beta2: float, step_range: tuple[int, int], seed: int = 0)
     result = moments(grads, beta1, beta2)
     steps = range(first, last + 1)
     window = slice(first - 1, last)
-    fig = Figure(figsize=(12, 3), layout="constrained")
+    fig = Figure(figsize=(10, 3.2), layout="constrained")
     factors, first_moment, second_moment = fig.subplots(1, 3)
     factors.semilogy(steps, result["factor1"][window], label="1 / (1 - beta1**t)")
     factors.semilogy(steps, result["factor2"][window], label="1 / (1 - beta2**t)")
@@ -88,7 +89,8 @@ def draw(beta1: float, beta2: float, step_range: tuple[int, int], seed: int = 0)
         ax.plot(steps, raw[window], label="raw")
         ax.plot(steps, corrected[window], label="corrected")
     for ax in (factors, first_moment, second_moment):
-        ax.legend(fontsize=7)
+        ax.legend(fontsize=8)
+        ax.xaxis.set_major_locator(MaxNLocator(integer=True, min_n_ticks=1))
     return Drawing(fig, html_table(summary_rows(result, first, last)))
 
 

@@ -16,6 +16,7 @@ import torch
 
 from course import emps
 from course.errors import require_choice
+from course.layout.named import laid_out
 
 # Each op as Adam's single-tensor step calls it (see course.adam.scratch.adam_step).
 OP_CALLS: dict[str, Callable[[torch.Tensor, torch.Tensor, torch.Tensor], object]] = {
@@ -29,6 +30,12 @@ LAYOUTS = ("contiguous", "transposed")
 STARTS = ("non-zero", "zeros")
 
 
+def on_stack(profile: str | emps.Profile, experiment: Callable[..., object], *args) -> object:
+    """Run any experiment (a function of `args`) on another emulated stack: the versions check."""
+    with emps.use_profile(profile):
+        return experiment(*args)
+
+
 @dataclass(frozen=True)
 class Isolation:
     """One op run once on the emulated device, compared with the same op on the CPU."""
@@ -40,12 +47,6 @@ class Isolation:
     verdict: str  # "updates", "unchanged", "stays 0 (zeros or nothing?)", "writes zeros", "wrong"
     temporaries: int  # contiguous copies the emulated kernel made
     lost_write: bool  # the kernel computed a result that never reached the output
-
-
-def laid_out(values: torch.Tensor, layout: str) -> torch.Tensor:
-    """The same values in a contiguous or a transposed (stride (1, rows)) layout."""
-    require_choice("layout", layout, LAYOUTS)
-    return values.clone() if layout == "contiguous" else values.T.contiguous().T
 
 
 def classify(result: torch.Tensor, before: torch.Tensor, expected: torch.Tensor) -> str:
@@ -73,13 +74,13 @@ def isolate(
     require_choice("start", start, STARTS)
     gen = torch.Generator().manual_seed(seed)
     initial = torch.randn(shape, generator=gen) if start == "non-zero" else torch.zeros(shape)
-    grad = laid_out(torch.randn(shape, generator=gen), input_layout)
-    denom = laid_out(torch.rand(shape, generator=gen) + 0.5, input_layout)
+    grad, denom = torch.randn(shape, generator=gen), torch.rand(shape, generator=gen) + 0.5
     expected = initial.clone()
     OP_CALLS[op](expected, grad, denom)  # the CPU's answer
-    out = laid_out(initial, output_layout).to(emps.DEVICE)
+    out = laid_out(initial, output_layout, emps.DEVICE)
+    inputs = [laid_out(t, input_layout, emps.DEVICE) for t in (grad, denom)]
     with emps.use_profile(profile), emps.record() as log:
-        OP_CALLS[op](out, grad.to(emps.DEVICE), denom.to(emps.DEVICE))
+        OP_CALLS[op](out, *inputs)
     event = log.events[-1]
     verdict = classify(out.cpu(), initial, expected)
     return Isolation(
@@ -144,7 +145,7 @@ def time_op(
     denom = (torch.rand(shape, generator=gen) + 0.5).to(emps.DEVICE)
     fastest, lost = {}, False
     for layout in LAYOUTS:
-        out = laid_out(torch.randn(shape, generator=gen), layout).to(emps.DEVICE)
+        out = laid_out(torch.randn(shape, generator=gen), layout, emps.DEVICE)
         with emps.use_profile(profile), emps.record() as log:
             for _ in range(repeats):
                 OP_CALLS[op](out, grad, denom)

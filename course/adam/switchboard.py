@@ -13,14 +13,17 @@ encoder; both together freeze it with exp_avg_sq = 0: the second bug masked the 
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import ipywidgets as widgets
 from matplotlib.figure import Figure
+from matplotlib.ticker import MaxNLocator
 
 from course import emps
-from course.errors import CourseError
+from course.errors import CourseError, require_range
 from course.story import plateau
+from course.story.sae import require_int
 from course.ui import Drawing, Panel, html_table
 
 BASE_PROFILE = "2.2.1-macos14"
@@ -110,29 +113,57 @@ def find_case(addcmul_broken: bool, addcdiv_broken: bool) -> Case:
 
 
 _RUNS: dict[tuple[str, int, float, int], Outcome] = {}
+MAX_STEPS = 200  # a few seconds per case
+MAX_BATCH = 1024
+
+
+def get_case(case: Case | str) -> Case:
+    """A case, or its label ("no bug", "addcmul_ only", "addcdiv_ only", "both")."""
+    if isinstance(case, Case):
+        return case
+    for known in CASES:
+        if known.label == case:
+            return known
+    labels = ", ".join(repr(c.label) for c in CASES)
+    raise CourseError(f"case={case!r} is not a switchboard case; choose one of: {labels}")
 
 
 def run_case(
-    case: Case,
+    case: Case | str,
     steps: int = RUN["steps"],
     lr: float = RUN["lr"],
     batch_size: int = RUN["batch_size"],
+    progress: Callable[[int, int, float], None] | None = None,
 ) -> Outcome:
     """Train the story's SAE once with exactly `case.broken` failing (cached: same inputs, same
-    result, so the widget and the checker never retrain what the notebook already ran)."""
-    if not isinstance(steps, int) or not 1 <= steps <= 200:
-        raise CourseError(f"steps={steps!r}: choose an integer from 1 to 200 (a few seconds each)")
+    result, so the widget and the checker never retrain what the notebook already ran).
+
+    `progress(done, total, loss)` follows the training, when there is any."""
+    case = get_case(case)
+    require_int("steps", steps, 1, MAX_STEPS)
+    require_range("lr", lr, 1e-8, 1.0)
+    require_int("batch_size", batch_size, 1, MAX_BATCH)
     key = (case.label, steps, lr, batch_size)
     if key not in _RUNS:
-        _RUNS[key] = _train(case, steps, lr, batch_size)
+        _RUNS[key] = _train(case, steps, lr, batch_size, progress)
     return _RUNS[key]
 
 
-def _train(case: Case, steps: int, lr: float, batch_size: int) -> Outcome:
+def is_cached(case: Case | str, steps: int = RUN["steps"]) -> bool:
+    """Whether `run_case(case, steps)` (default lr and batch) would answer without training."""
+    return (get_case(case).label, steps, RUN["lr"], RUN["batch_size"]) in _RUNS
+
+
+def _train(case: Case, steps: int, lr: float, batch_size: int, progress=None) -> Outcome:
     name = f"switchboard:{case.label}"
     profile = emps.get_profile(BASE_PROFILE).with_broken(case.broken, name=name)
     result = plateau.run(
-        backend=emps.Backend(profile), init="transposed", steps=steps, lr=lr, batch_size=batch_size
+        backend=emps.Backend(profile),
+        init="transposed",
+        steps=steps,
+        lr=lr,
+        batch_size=batch_size,
+        progress=progress,
     )
     history = result.history
     change = tuple(history.change["encoder.weight"])
@@ -163,8 +194,8 @@ def outcome_table(results: list[Outcome]) -> str:
 
 def outcome_figure(results: list[Outcome], highlight: str | None = None) -> Figure:
     """One panel per case, side by side: how far the encoder moved after each step (log scale)."""
-    fig = Figure(figsize=(3.2 * len(results), 2.6), layout="constrained")
-    axes = fig.subplots(1, len(results), sharey=True)
+    fig = Figure(figsize=(2.3 * max(len(results), 2), 2.6), layout="constrained")
+    axes = fig.subplots(1, len(results), sharey=True, squeeze=False)[0]  # 1 case: still a row
     for ax, outcome in zip(axes, results, strict=True):
         change = [c if math.isfinite(c) else float("nan") for c in outcome.encoder_change]
         shown = [max(c, 1e-12) for c in change]  # frozen = exactly 0, drawn at the floor
@@ -173,6 +204,8 @@ def outcome_figure(results: list[Outcome], highlight: str | None = None) -> Figu
         bold = "bold" if outcome.case.label == highlight else "normal"
         ax.set_title(f"{outcome.case.label}: {outcome.verdict}", fontsize=9, fontweight=bold)
         ax.set_xlabel("step")
+        ax.set_xlim(0.5, len(shown) + 0.5)  # also for a single step
+        ax.xaxis.set_major_locator(MaxNLocator(integer=True, min_n_ticks=1))
     axes[0].set_ylabel("max |encoder - initial|")
     fig.suptitle("dashed: 100 x lr (above: an explosion); frozen: at the floor", fontsize=8)
     return fig
@@ -186,10 +219,16 @@ def switchboard() -> Panel:
         "steps": widgets.IntSlider(value=RUN["steps"], min=1, max=60, description="steps"),
     }
 
+    holder: list[Panel] = []  # the panel, once built: training shows its progress there
+
     def draw(addcmul_broken: bool, addcdiv_broken: bool, steps: int) -> Drawing:
-        chosen = run_case(find_case(addcmul_broken, addcdiv_broken), steps)
-        keys = [(c.label, steps, RUN["lr"], RUN["batch_size"]) for c in CASES]
-        shown = [_RUNS[key] for key in keys if key in _RUNS]
+        case = find_case(addcmul_broken, addcdiv_broken)
+        if holder and not is_cached(case, steps):
+            with holder[0].working(f"Training '{case.label}' for {steps} steps ..."):
+                chosen = run_case(case, steps, progress=holder[0].progress)
+        else:
+            chosen = run_case(case, steps)
+        shown = [run_case(c, steps) for c in CASES if is_cached(c, steps)]
         note = (
             f"<p><b>{chosen.case.label}</b> {chosen.verdict}: {chosen.case.why}.</p>"
             f"<p>{len(shown)} of 4 cases run at {steps} steps; flip the toggles and press Run "
@@ -197,4 +236,6 @@ def switchboard() -> Panel:
         )
         return Drawing(outcome_figure(shown, chosen.case.label), note + outcome_table(shown))
 
-    return Panel(controls, draw, title="Per-op bug switchboard (emulated MPS)", button="Run")
+    panel = Panel(controls, draw, title="Per-op bug switchboard (emulated MPS)", button="Run")
+    holder.append(panel)
+    return panel

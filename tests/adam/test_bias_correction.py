@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 import torch
 
-from course.adam.bias_correction import bias_correction_widget, gradient_stream, moments
+from course.adam.bias_correction import bias_correction_widget, draw, gradient_stream, moments
 from course.errors import CourseError
 
 
@@ -48,3 +48,10 @@ def test_widget_redraws_and_reports_bad_values():
     assert "at least two steps" in panel.error
     panel.controls["step_range"].value = (10, 300)
     assert panel.error == "" and ">10<" in panel.text.value
+
+
+def test_short_step_ranges_get_whole_step_ticks():
+    fig = draw(0.9, 0.999, (1, 3)).figure
+    for ax in fig.axes:
+        assert all(float(t).is_integer() for t in ax.get_xticks())
+    assert fig.get_figwidth() * 90 <= 950

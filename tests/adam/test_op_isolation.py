@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 import torch
 
-from course.adam.op_isolation import OPS, classify, isolate, isolation_table, laid_out, time_op
+from course import emps
+from course.adam.op_isolation import OPS, classify, isolate, isolation_table, on_stack, time_op
 from course.errors import CourseError
 
 
@@ -44,12 +45,20 @@ def test_classify_tells_zeros_from_nothing():
     assert classify(torch.full((3,), 5.0), before, expected) == "wrong"
 
 
-def test_laid_out_keeps_values_and_changes_strides():
-    values = torch.arange(6.0).view(2, 3)
-    transposed = laid_out(values, "transposed")
-    assert torch.equal(transposed, values) and transposed.stride() == (1, 2)
+def test_other_named_layouts_of_the_output():
+    assert isolate("addcdiv_", output_layout="step-sliced").verdict == "unchanged"
+    assert isolate("addcmul_", output_layout="storage-offset").verdict == "updates"
     with pytest.raises(CourseError, match="layout"):
-        laid_out(values, "diagonal")
+        isolate("addcmul_", output_layout="diagonal")
+
+
+def test_on_stack_runs_any_experiment_on_another_stack():
+    assert on_stack("macos15", lambda: emps.current_profile().name) == "macos15"
+    assert emps.current_profile().name == emps.DEFAULT_PROFILE
+    assert on_stack("fixed-macos14", lambda a, b: (emps.current_profile().name, a + b), 1, 2) == (
+        "fixed-macos14",
+        3,
+    )
 
 
 def test_bad_op_name():

@@ -75,9 +75,32 @@ def test_table_and_figure(results):
     assert len(fig.axes) == 4
 
 
-def test_bad_steps_raise():
-    with pytest.raises(CourseError, match="steps"):
-        run_case(CASES[0], steps=0)
+@pytest.mark.parametrize(
+    ("kwargs", "match"),
+    [
+        ({"steps": 0}, "steps=0"),
+        ({"steps": True}, "steps=True"),
+        ({"steps": 10**6}, "steps=1000000 .*from 1 to 200"),
+        ({"batch_size": 10**7}, "batch_size=10000000"),
+        ({"lr": 0.0}, "lr=0.0"),
+    ],
+)
+def test_bad_arguments_raise(kwargs, match):
+    with pytest.raises(CourseError, match=match):
+        run_case(CASES[0], **kwargs)
+
+
+def test_cases_by_label(results):
+    assert run_case("no bug") is results["no bug"]
+    with pytest.raises(CourseError, match="case='no-bug' .*'addcmul_ only'"):
+        run_case("no-bug")
+
+
+def test_one_step_draws_one_panel_that_fits_the_notebook():
+    fig = outcome_figure([run_case("both", steps=1)])
+    assert len(fig.axes) == 1
+    assert fig.get_figwidth() * 90 <= 950  # the widget's dpi, the notebook's cell width
+    assert all(float(t).is_integer() for t in fig.axes[0].get_xticks())
 
 
 def test_widget_runs_on_button_not_on_toggle(results):
@@ -91,9 +114,36 @@ def test_widget_runs_on_button_not_on_toggle(results):
     assert panel.image.value
 
 
+def test_widget_after_the_steps_slider_moves_to_one():
+    panel = switchboard()
+    panel.controls["steps"].value = 1
+    panel.button.click()
+    assert panel.error == "" and panel.image.value
+    assert "at 1 steps" in panel.text.value or "1 steps" in panel.text.value
+
+
 def test_widget_shows_a_message_for_bad_steps():
     panel = switchboard()
     panel.controls["steps"].min = 0
     panel.controls["steps"].value = 0
     panel.button.click()
     assert "steps=0" in panel.error
+
+
+def test_widget_training_shows_progress_and_disables_its_controls(monkeypatch):
+    from course.adam import switchboard as board
+
+    seen = []
+    real = board._train
+
+    def watched(case, steps, lr, batch_size, progress=None):
+        panel = holder[0]
+        seen.append((panel.button.disabled, panel.status.value))
+        return real(case, steps, lr, batch_size, progress)
+
+    holder = [switchboard()]
+    monkeypatch.setattr(board, "_train", watched)
+    holder[0].controls["steps"].value = 3
+    holder[0].button.click()
+    assert seen and seen[0][0] is True and "Training &#x27;both&#x27; for 3 steps" in seen[0][1]
+    assert holder[0].button.disabled is False and holder[0].status.value == ""
