@@ -412,4 +412,5 @@ def change_then_double_click(page: Page, panel: Locator) -> str:
     panel.locator("button.mod-primary").first.dblclick()
     _wait_for_change(page, panel, before)
     wait_until_quiet(page)
-    return f"{done}, then double-click Run"
+    noted = "Same settings" in panel.inner_text()  # course.ui.Panel.click's repeated-click note
+    return f"{done}, then double-click Run ({'repeat noted' if noted else 'no repeat note'})"
