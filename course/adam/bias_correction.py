@@ -16,6 +16,7 @@ from matplotlib.ticker import MaxNLocator
 
 from course.adam.scratch import bias_corrections, update_moments
 from course.errors import CourseError
+from course.story.sae import require_int
 from course.ui import Drawing, Panel, html_table
 
 MAX_STEPS = 1000
@@ -26,6 +27,7 @@ def gradient_stream(
     steps: int, mean: float = 1.0, noise: float = 0.5, seed: int = 0
 ) -> torch.Tensor:
     """`steps` scalar gradients scattered around `mean` (seeded: the same stream every run)."""
+    require_int("steps", steps, 1, MAX_STEPS)
     gen = torch.Generator().manual_seed(seed)
     return mean + noise * torch.randn(steps, generator=gen)
 

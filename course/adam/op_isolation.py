@@ -17,6 +17,7 @@ import torch
 from course import emps
 from course.errors import require_choice
 from course.layout.named import laid_out
+from course.story.sae import require_int, require_shape
 
 # Each op as Adam's single-tensor step calls it (see course.adam.scratch.adam_step).
 OP_CALLS: dict[str, Callable[[torch.Tensor, torch.Tensor, torch.Tensor], object]] = {
@@ -27,6 +28,7 @@ OP_CALLS: dict[str, Callable[[torch.Tensor, torch.Tensor, torch.Tensor], object]
 }
 OPS = tuple(OP_CALLS)
 LAYOUTS = ("contiguous", "transposed")
+MAX_REPEATS = 200
 STARTS = ("non-zero", "zeros")
 
 
@@ -72,6 +74,8 @@ def isolate(
     """Run one op on the emulated device and say what reached its output."""
     require_choice("op", op, OPS)
     require_choice("start", start, STARTS)
+    require_shape("shape", shape)
+    require_int("seed", seed, 0, 2**63 - 1)
     gen = torch.Generator().manual_seed(seed)
     initial = torch.randn(shape, generator=gen) if start == "non-zero" else torch.zeros(shape)
     grad, denom = torch.randn(shape, generator=gen), torch.rand(shape, generator=gen) + 0.5
@@ -140,6 +144,8 @@ def time_op(
 ) -> Timing:
     """Time one op on the story's encoder shape, with the emulated kernel's own clock."""
     require_choice("op", op, OPS)
+    require_shape("shape", shape)
+    require_int("repeats", repeats, 1, MAX_REPEATS)
     gen = torch.Generator().manual_seed(0)
     grad = torch.randn(shape, generator=gen).to(emps.DEVICE)
     denom = (torch.rand(shape, generator=gen) + 0.5).to(emps.DEVICE)
@@ -155,7 +161,8 @@ def time_op(
 
 
 def timing_rows(repeats: int = 15) -> list[dict[str, object]]:
-    """Contiguous vs non-contiguous kernel times for all four ops (machine-dependent numbers)."""
+    """Contiguous vs non-contiguous kernel times for all four ops (machine-dependent numbers:
+    the emulator's kernels on this CPU, copies included; not a GPU's times)."""
     rows = []
     for op in OPS:
         t = time_op(op, repeats=repeats)

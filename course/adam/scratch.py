@@ -20,6 +20,9 @@ import torch
 from course import emps
 from course.dispatch.tracer import OpRecord, optimizer_state_names, trace
 from course.errors import require_choice
+from course.story.sae import require_int, require_shape
+
+MAX_STEPS = 1000
 
 State = dict[str, Any]
 STATE_KEYS = ("exp_avg", "exp_avg_sq")
@@ -94,6 +97,8 @@ def sample_problem(
     seed: int = 0, shape: tuple[int, int] = (6, 4), transposed: bool = True
 ) -> tuple[torch.Tensor, Callable[[torch.Tensor], Any]]:
     """A seeded parameter (transposed layout by default, like the story) and a loss to descend."""
+    require_shape("shape", shape)
+    require_int("seed", seed, 0, 2**63 - 1)
     gen = torch.Generator().manual_seed(seed)
     start = torch.randn(shape[::-1], generator=gen)
     start = start.T.clone() if transposed else start.T.contiguous()  # (shape), stride (1, rows)
@@ -110,6 +115,7 @@ def compare_with_torch(
     seed: int = 0,
 ) -> Comparison:
     """Run our Adam and torch.optim.Adam side by side on copies of one parameter."""
+    require_int("steps", steps, 1, MAX_STEPS)
     start, loss_fn = sample_problem(seed)
     ours = start.clone().requires_grad_()
     theirs = torch.nn.Parameter(start.clone())
@@ -149,6 +155,7 @@ def traced_step(shape: tuple[int, int] = (4, 3), device: str = "emps") -> list[O
     """The aten ops of one `optimizer.step()` on a transposed parameter (the second step,
     so the state exists and can be named; the first step also runs two `zeros_like`)."""
     require_choice("device", device, ("emps", "cpu"))
+    require_shape("shape", shape)
     target = emps.DEVICE if device == "emps" else "cpu"
     gen = torch.Generator().manual_seed(0)
     weight = torch.nn.Parameter(torch.randn(shape[::-1], generator=gen).T.clone().to(target))

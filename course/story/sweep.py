@@ -1,10 +1,10 @@
 """The hyperparameter sweep widget of notebook 01: try to tune your way out of the plateau.
 
-Each click trains the story's SAE (transposed init, emulated 2.2.1 stack) with the chosen
+Each click trains the story's SAE (the story's init, emulated 2.2.1 stack) with the chosen
 learning rate, schedule, k, hidden size and auxiliary-loss weight (the knobs the story's author
-turned), and overlays its loss curve on the earlier ones. Training takes seconds, so the widget
-says at once that it is working, shows the step it is on, and disables its button meanwhile; a
-second click with the same settings says so instead of silently doing nothing.
+turned), and overlays its loss curve on the earlier ones. Training takes seconds, so it runs in
+`panel.working(...)`: the status line appears at once, follows the steps, and the controls are
+disabled meanwhile. A click that repeats an earlier run's settings says which run it repeats.
 """
 
 from __future__ import annotations
@@ -14,11 +14,10 @@ from dataclasses import dataclass
 
 import ipywidgets as widgets
 from matplotlib.figure import Figure
-from matplotlib.ticker import MaxNLocator
 
 from course.story.plateau import Run, run
 from course.story.training import SCHEDULES
-from course.ui import Drawing, Panel, html_table, message_html
+from course.ui import Drawing, Panel, fitted_figure, html_table, integer_ticks, message_html
 
 HIDDEN_SIZES = (768, 1536, 3072)
 KS = (8, 16, 32, 64)
@@ -65,12 +64,12 @@ def train_setting(
 def sweep_figure(runs: dict[Setting, Run]) -> Figure:
     """Every run's loss, numbered as in the table; the legend sits beside the axes, never on
     the curves, however many runs there are."""
-    fig = Figure(figsize=(8.5, 3.4), layout="constrained")
+    fig = fitted_figure(height_px=300)
     ax = fig.add_subplot()
     for number, one in enumerate(runs.values(), start=1):
         ax.plot(range(1, len(one.history.loss) + 1), one.history.loss, lw=1.2, label=f"#{number}")
     ax.set(xlabel="step", ylabel="reconstruction loss", yscale="log", title="Loss per run")
-    ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+    integer_ticks(ax)
     columns = 1 + (len(runs) - 1) // 12
     ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1), ncols=columns)
     return fig
@@ -96,11 +95,7 @@ def sweep_widget(first: Run | None = None, steps: int = STEPS) -> Panel:
     runs: dict[Setting, Run] = {}
     if first is not None:
         runs[Setting()] = first
-    holder: list[Panel] = []
-
-    def show(text: str, kind: str = "info") -> None:
-        if holder:
-            holder[0].message.value = message_html(text, kind)
+    holder: list[Panel] = []  # the panel, once built: training reports its progress there
 
     def draw(lr: float, k: int, hidden: int, schedule: str, aux_weight: float) -> Drawing:
         setting = Setting(lr, k, hidden, schedule, aux_weight)
@@ -109,13 +104,14 @@ def sweep_widget(first: Run | None = None, steps: int = STEPS) -> Panel:
             number = list(runs).index(setting) + 1
             note = f"Run #{number} already used these settings: change a knob to train another."
         else:
-            runs[setting] = _train_showing_progress(setting, steps, show, holder)
+            runs[setting] = _train_in(holder, setting, steps)
         table = html_table(sweep_rows(runs))
         legend = (
             "<p>final loss: the mean over the last 10% of the steps (one step's loss "
             "depends on its random batch).</p>"
         )
-        return Drawing(sweep_figure(runs), (message_html(note) if note else "") + legend + table)
+        shown = message_html(note, "info") if note else ""
+        return Drawing(sweep_figure(runs), shown + legend + table)
 
     controls = {
         "lr": widgets.FloatLogSlider(
@@ -131,22 +127,11 @@ def sweep_widget(first: Run | None = None, steps: int = STEPS) -> Panel:
     return panel
 
 
-def _train_showing_progress(
-    setting: Setting, steps: int, show: Callable[..., None], holder: list[Panel]
-) -> Run:
-    """Train with the button disabled and a progress line in the widget, restored on error."""
-    button = holder[0].button if holder else None
-    if button is not None:
-        button.disabled = True
+def _train_in(holder: list[Panel], setting: Setting, steps: int) -> Run:
+    """Train inside the panel's `working` block: status at once, progress, controls disabled."""
+    if not holder:  # the first drawing, while the panel is being built
+        return train_setting(setting, steps)
+    panel = holder[0]
     described = ", ".join(f"{k} {v}" for k, v in setting.row().items())
-    show(f"Training ({described}) ... step 0/{steps}")
-
-    def progress(done: int, total: int, loss: float) -> None:
-        if done % 10 == 0 or done == total:
-            show(f"Training ... step {done}/{total}, this step's loss {loss:.3f}")
-
-    try:
-        return train_setting(setting, steps, progress)
-    finally:
-        if button is not None:
-            button.disabled = False
+    with panel.working(f"Training ({described}): {steps} steps ..."):
+        return train_setting(setting, steps, panel.progress)

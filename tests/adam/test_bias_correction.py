@@ -55,3 +55,8 @@ def test_short_step_ranges_get_whole_step_ticks():
     for ax in fig.axes:
         assert all(float(t).is_integer() for t in ax.get_xticks())
     assert fig.get_figwidth() * 90 <= 950
+
+
+def test_the_stream_length_is_bounded():
+    with pytest.raises(CourseError, match="steps=1000000"):
+        gradient_stream(10**6)

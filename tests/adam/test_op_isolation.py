@@ -72,3 +72,17 @@ def test_timing_records_the_lost_work():
     assert timing.contiguous_ms > 0 and timing.transposed_ms > 0 and timing.transposed_lost
     assert not time_op("mul_", shape=(64, 32), repeats=3).transposed_lost
     assert set(OPS) == {"lerp_", "mul_", "addcmul_", "addcdiv_"}
+
+
+@pytest.mark.parametrize(
+    ("call", "match"),
+    [
+        (lambda: isolate("mul_", shape=(10**5, 10**5)), "shape=\\(100000, 100000\\)"),
+        (lambda: isolate("mul_", shape=(0, 3)), "shape=\\(0, 3\\)"),
+        (lambda: isolate("mul_", seed="x"), "seed='x'"),
+        (lambda: time_op("mul_", repeats=10**6), "repeats=1000000"),
+    ],
+)
+def test_sizes_a_learner_types_are_bounded(call, match):
+    with pytest.raises(CourseError, match=match):
+        call()

@@ -11,8 +11,10 @@ from course.adam.scratch import (
     compare_with_torch,
     comparison_rows,
     init_state,
+    sample_problem,
     traced_step,
 )
+from course.errors import CourseError
 
 
 @pytest.mark.parametrize("weight_decay", [0.0, 0.1])
@@ -68,3 +70,12 @@ def test_traced_step_shows_non_contiguous_outputs_of_addcmul_and_addcdiv():
 def test_traced_step_on_cpu_has_the_same_ops():
     ops = [r.op for r in traced_step(device="cpu") if r.device == "cpu" and r.shape]
     assert "aten::addcmul_" in ops and "aten::addcdiv_" in ops
+
+
+def test_sizes_a_learner_types_are_bounded():
+    with pytest.raises(CourseError, match="steps=0"):
+        compare_with_torch(0)
+    with pytest.raises(CourseError, match="shape=\\(100000, 100000\\)"):
+        sample_problem(shape=(10**5, 10**5))
+    with pytest.raises(CourseError, match="shape="):
+        traced_step(shape=(4,))

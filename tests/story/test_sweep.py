@@ -21,20 +21,25 @@ def test_first_run_fills_row_one_without_training(tiny_run, monkeypatch):
 
 
 def test_a_repeated_click_says_so(tiny_run, monkeypatch):
-    monkeypatch.setattr(sweep, "train_setting", lambda *a, **k: pytest.fail("retrained"))
+    monkeypatch.setattr(sweep, "train_setting", lambda *a, **k: tiny_run)
     panel = sweep.sweep_widget(first=tiny_run, steps=3)
     panel.button.click()
+    assert "Same settings as the last run" in panel.message.value
+    panel.controls["k"].value = 8
+    panel.button.click()  # run #2
+    panel.controls["k"].value = 32
+    panel.button.click()  # back to run #1's settings
     assert "Run #1 already used these settings" in panel.text.value
 
 
-def test_training_shows_progress_in_the_widget_and_disables_the_button(tiny_run, monkeypatch):
+def test_training_shows_progress_in_the_widget_and_disables_the_controls(tiny_run, monkeypatch):
     seen = []
 
-    def fake_train(setting, steps, progress):
+    def fake_train(setting, steps, progress=None):
         panel = holder[0]
-        seen.append((panel.button.disabled, panel.message.value))
+        seen.append((panel.button.disabled, panel.controls["lr"].disabled, panel.status.value))
         progress(steps, steps, 1.0)
-        seen.append((panel.button.disabled, panel.message.value))
+        seen.append((panel.button.disabled, panel.controls["lr"].disabled, panel.status.value))
         return tiny_run
 
     holder = []
@@ -43,10 +48,10 @@ def test_training_shows_progress_in_the_widget_and_disables_the_button(tiny_run,
     holder.append(panel)
     panel.controls["k"].value = 8
     panel.button.click()
-    assert seen[0][0] is True and "Training" in seen[0][1] and "step 0/3" in seen[0][1]
-    assert "step 3/3" in seen[1][1]
-    assert panel.button.disabled is False and panel.message.value == ""
-    assert "#2" in panel.text.value or ">2<" in panel.text.value
+    assert seen[0][:2] == (True, True) and "Training" in seen[0][2] and "3 steps" in seen[0][2]
+    assert "3/3" in seen[1][2]
+    assert panel.button.disabled is False and panel.status.value == ""
+    assert ">2<" in panel.text.value
 
 
 def test_the_button_comes_back_after_an_error(tiny_run, monkeypatch):
@@ -58,6 +63,7 @@ def test_the_button_comes_back_after_an_error(tiny_run, monkeypatch):
     panel.controls["hidden"].value = 768
     panel.button.click()
     assert "out of memory" in panel.error and panel.button.disabled is False
+    assert panel.image.value == b""  # no stale figure under the error
 
 
 def test_a_real_click_trains_every_knob(tiny_run):
