@@ -122,10 +122,10 @@ _PANEL_ERROR_JS = """(panel, colour) => [...panel.querySelectorAll('div')]
     && parseFloat(getComputedStyle(d).borderLeftWidth) >= 3 && d.offsetParent !== null)
   .map((d) => d.innerText.trim())"""
 
-# How a panel is named in reports: its bold title, else its controls' labels.
+# How a panel is named in reports: its bold title (up to a colon), else its controls' labels.
 _PANEL_NAME_JS = """(panel) => {
   const title = panel.querySelector(':scope > .widget-html b');
-  if (title) return title.innerText.trim();
+  if (title) return title.innerText.trim().split(':')[0].slice(0, 60);
   const labels = [...panel.querySelectorAll('.widget-label')].map((l) => l.innerText.trim());
   return 'panel(' + labels.filter(Boolean).join(', ') + ')';
 }"""
