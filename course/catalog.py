@@ -114,8 +114,13 @@ LESSONS: tuple[Lesson, ...] = (
         "07_compiled_kernels.ipynb",
         "Compiled kernels",
         "Can a compiled C++ kernel lose its result too, and what does getting layout right cost?",
-        25,
-        ("compile three C++ kernels", "check them on every layout", "benchmark against ATen"),
+        30,
+        (
+            "predict the naive kernel's scramble",
+            "write a C++ kernel right on every layout",
+            "tile a loop for the cache",
+            "beat ATen on a transposed output",
+        ),
         frozenset({"compiler"}),
     ),
     Lesson(

@@ -28,7 +28,9 @@ from course.exercises import (
     register_prediction,
 )
 from course.kernels.contract import KernelNotes, under_contract
+from course.kernels.cpp import learner
 from course.kernels.cpp.kernels import naive_model, scramble_inputs
+from course.kernels.cpp.learner import SKELETON
 from course.kernels.placeholder_lab import (
     BUGGY_PROFILE,
     CHECK_STEPS,
@@ -470,5 +472,249 @@ register(
             lambda: [[0.0, 2.0, 4.0], [1.0, 3.0, 6.0]],
             lambda: [[5.0, 4.0, 3.0], [2.0, 1.0, 0.0]],
         ),
+    )
+)
+
+
+# ---- 07.write_kernel ---------------------------------------------------------------------------
+
+REFERENCE_KERNEL = """extern "C" void my_addcmul_(View out, View a, View b, const int64_t* sizes,
+                            int64_t ndim, float value) {
+  int64_t n = 1;
+  for (int64_t d = 0; d < ndim; ++d) n *= sizes[d];
+  for (int64_t i = 0; i < n; ++i) {
+    int64_t rest = i, o = out.offset, x = a.offset, y = b.offset;
+    for (int64_t d = ndim - 1; d >= 0; --d) {  // i -> its index, last dim fastest
+      const int64_t k = rest % sizes[d];
+      rest /= sizes[d];
+      o += k * out.stride[d];  // notebook 04's address(), once per tensor
+      x += k * a.stride[d];
+      y += k * b.stride[d];
+    }
+    out.data[o] += value * a.data[x] * b.data[y];
+  }
+}
+"""
+
+
+def check_write_kernel(source) -> Verdict:
+    """07.write_kernel: compile the learner's C++ and run it on hidden layouts (child process)."""
+    try:
+        report = learner.check_source(source)
+    except CourseError as exc:  # not a kernel, no compiler, or a compile error: say which
+        return failed(str(exc))
+    if report.passed:
+        return passed(
+            f"right on all {len(learner.VARIANTS)} layouts (transposed, step-sliced, offset, "
+            "permuted 3-d, 1-d, mixed and broadcast inputs): each element found through its "
+            "own strides and offset, in every tensor"
+        )
+    return failed(
+        f"on {report.variant} your kernel {report.problem}. " + _kernel_nudge(report.problem),
+        report.yours,
+        report.expected or "torch's addcmul_",
+    )
+
+
+def _kernel_nudge(problem: str) -> str:
+    if "crashed" in problem or "outside" in problem:
+        return "Check that every index stays below its size, and each tensor uses its own strides."
+    return "Element idx of a tensor lives at offset + sum(idx[d] * stride[d]), per tensor."
+
+
+def _kernel_variant(body: str) -> str:
+    head = (
+        'extern "C" void my_addcmul_(View out, View a, View b, const int64_t* sizes,\n'
+        "                            int64_t ndim, float value) {\n"
+    )
+    return head + body + "}\n"
+
+
+WRONG_KERNELS = {
+    "with offsets, still flat": """  int64_t n = 1;
+  for (int64_t d = 0; d < ndim; ++d) n *= sizes[d];
+  for (int64_t i = 0; i < n; ++i)
+    out.data[out.offset + i] += value * a.data[a.offset + i] * b.data[b.offset + i];
+""",
+    "the output's strides for all three": """  int64_t n = 1;
+  for (int64_t d = 0; d < ndim; ++d) n *= sizes[d];
+  for (int64_t i = 0; i < n; ++i) {
+    int64_t rest = i, o = 0;
+    for (int64_t d = ndim - 1; d >= 0; --d) {
+      o += (rest % sizes[d]) * out.stride[d];
+      rest /= sizes[d];
+    }
+    out.data[out.offset + o] += value * a.data[a.offset + o] * b.data[b.offset + o];
+  }
+""",
+    "no offsets": """  int64_t n = 1;
+  for (int64_t d = 0; d < ndim; ++d) n *= sizes[d];
+  for (int64_t i = 0; i < n; ++i) {
+    int64_t rest = i, o = 0, x = 0, y = 0;
+    for (int64_t d = ndim - 1; d >= 0; --d) {
+      const int64_t k = rest % sizes[d];
+      rest /= sizes[d];
+      o += k * out.stride[d];
+      x += k * a.stride[d];
+      y += k * b.stride[d];
+    }
+    out.data[o] += value * a.data[x] * b.data[y];
+  }
+""",
+    "two dims only": """  for (int64_t r = 0; r < sizes[0]; ++r)
+    for (int64_t c = 0; c < sizes[1]; ++c)
+      out.data[out.offset + r * out.stride[0] + c * out.stride[1]] +=
+          value * a.data[a.offset + r * a.stride[0] + c * a.stride[1]] *
+          b.data[b.offset + r * b.stride[0] + c * b.stride[1]];
+""",
+}
+
+
+register(
+    Exercise(
+        name="07.write_kernel",
+        prompt="Write my_addcmul_ in C++ (start from the skeleton, course.kernels.cpp.learner."
+        "SKELETON): out += value * a * b, right for every layout of every tensor.",
+        checker=check_write_kernel,
+        hint="For each flat position i, turn i into an index (last dim fastest: k = rest % "
+        "sizes[d], rest /= sizes[d]) and add k * stride[d] to each tensor's own offset.",
+        reference=lambda: REFERENCE_KERNEL,
+        wrong_answers=(
+            lambda: SKELETON,
+            *((lambda body=body: _kernel_variant(body)) for body in WRONG_KERNELS.values()),
+        ),
+    )
+)
+
+
+# ---- 07.tiles ----------------------------------------------------------------------------------
+
+TILE_CASES: tuple[tuple[tuple[int, int], int, str], ...] = (
+    ((8, 8), 4, "contiguous"),
+    ((7, 5), 3, "transposed"),
+    ((64, 48), 16, "transposed"),
+    ((1, 10), 4, "contiguous"),
+    ((5, 5), 8, "transposed"),
+    ((33, 17), 8, "step-sliced"),
+)
+
+
+def check_tiles(fn) -> Verdict:
+    """07.tiles: the learner's tiled loop leaves what torch.addcmul_ would, on hidden shapes."""
+    from course.layout.named import laid_out
+
+    if not callable(fn):
+        return failed("give a function, e.g. def tiled_addcmul_(out, t1, t2, value, tile): ...")
+    gen = torch.Generator().manual_seed(3)
+    for shape, tile, layout in TILE_CASES:
+        out = laid_out(torch.randn(shape, generator=gen), layout)
+        t1, t2 = torch.randn(shape, generator=gen), torch.randn(shape, generator=gen)
+        expected, before = torch.addcmul(out, t1, t2, value=0.5), out.clone()
+        where = f"a {shape} {layout} output with tile {tile}"
+        try:
+            fn(out, t1, t2, 0.5, tile)
+        except Exception as exc:
+            if _scaffold(exc):
+                raise
+            return failed(f"on {where} your function raised {type(exc).__name__}: {exc}")
+        if torch.allclose(out, expected, atol=1e-5):
+            continue
+        return failed(
+            f"on {where}: " + _tile_nudge(out, before, expected),
+            _cells(out, before, expected),
+            "every element updated exactly once",
+        )
+    return passed(
+        f"right on {len(TILE_CASES)} shapes, ragged edges and tiles larger than the matrix "
+        "included: every element updated exactly once, tile by tile"
+    )
+
+
+def _cells(out: torch.Tensor, before: torch.Tensor, expected: torch.Tensor) -> str:
+    untouched = int(((out == before) & (expected != before)).sum())
+    return f"{untouched} of {out.numel()} elements never updated"
+
+
+def _tile_nudge(out: torch.Tensor, before: torch.Tensor, expected: torch.Tensor) -> str:
+    untouched = (out == before) & (expected != before)
+    if untouched.any():
+        rows, cols = untouched.nonzero()[0].tolist()
+        return (
+            f"element ({rows}, {cols}) was never updated: do your tiles reach the last rows and "
+            "columns when the size is not a multiple of the tile?"
+        )
+    return (
+        "some elements were updated twice or with the wrong values: do tiles overlap, or mix "
+        "up rows and columns?"
+    )
+
+
+def _tiles_reference():
+    def tiled_addcmul_(out, t1, t2, value, tile):
+        rows, cols = out.shape
+        for r0 in range(0, rows, tile):
+            for c0 in range(0, cols, tile):
+                block = (slice(r0, r0 + tile), slice(c0, c0 + tile))
+                out[block].addcmul_(t1[block], t2[block], value=value)
+        return out
+
+    return tiled_addcmul_
+
+
+def _tiles_wrong(stop_short=False, overlap=False, swapped=False):
+    def tiled_addcmul_(out, t1, t2, value, tile):
+        rows, cols = out.shape
+        step = tile - 1 if overlap and tile > 1 else tile
+        row_end = rows // tile * tile if stop_short else rows
+        col_end = cols // tile * tile if stop_short else cols
+        for r0 in range(0, row_end, step):
+            for c0 in range(0, col_end, step):
+                rs, cs = slice(r0, r0 + tile), slice(c0, c0 + tile)
+                block = (cs, rs) if swapped else (rs, cs)
+                out[block].addcmul_(t1[block], t2[block], value=value)
+        return out
+
+    return tiled_addcmul_
+
+
+register(
+    Exercise(
+        name="07.tiles",
+        prompt="Write tiled_addcmul_(out, t1, t2, value, tile): out += value * t1 * t2 for a 2-d "
+        "out, one tile x tile block at a time, every element exactly once.",
+        checker=check_tiles,
+        hint="Two loops over the tiles' top-left corners, range(0, rows, tile) and "
+        "range(0, cols, tile); a slice past the end simply stops at the edge.",
+        reference=_tiles_reference,
+        wrong_answers=(
+            lambda: _tiles_wrong(stop_short=True),
+            lambda: _tiles_wrong(overlap=True),
+            lambda: _tiles_wrong(swapped=True),
+            lambda: lambda out, t1, t2, value, tile: out.copy_(torch.addcmul(out, t1, t2)),
+        ),
+    )
+)
+
+
+# ---- predictions for 07 -------------------------------------------------------------------------
+
+
+def _cache_lines_outcome() -> str:
+    transposed = torch.zeros(1024, 1024).t()  # the story's layout: stride (1, 1024)
+    addresses = [transposed[0, j].data_ptr() for j in range(16)]  # 16 steps along a row
+    lines = len({address // 64 for address in addresses})  # 64-byte cache lines
+    return "1: they share one line" if lines == 1 else f"{lines}: one line per element"
+
+
+register_prediction(
+    Prediction(
+        "07.cache_lines",
+        "Reading 16 consecutive elements along a row of a transposed (1024, 1024) float32 "
+        "matrix: how many 64-byte cache lines does the CPU fetch?",
+        ("1: they share one line", "16: one line per element"),
+        _cache_lines_outcome,
+        "Along a row of a transposed matrix consecutive elements are 1024 floats (4 kB) apart, "
+        "so each one sits in its own cache line, and the other 15 floats of that line are "
+        "wasted unless the line is still in cache when the loop comes back for them.",
     )
 )

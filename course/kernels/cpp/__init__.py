@@ -1,11 +1,11 @@
-"""Notebook 07: three C++ addcmul_ kernels, compiled on the learner's machine.
+"""Notebook 07: C++ addcmul_ kernels, compiled on the learner's machine.
 
     from course.kernels.cpp import load, apply, compiler_status
     load()                                   # compiles once (~30-60 s), then cached
     torch.ops.course_kernels.addcmul_iterator_(out, t1, t2, value=0.5)
 
 `build` compiles and registers the ops, `kernels` runs and checks them, `bench` times them
-against torch's own addcmul_.
+against torch's own addcmul_, `learner` compiles and checks the kernel a learner writes.
 """
 
 from __future__ import annotations
@@ -29,8 +29,8 @@ from course.kernels.cpp.kernels import (
     correctness_table,
     cpp_source,
     dispatcher_entry,
-    make_output,
     naive_model,
+    random_output,
     scramble_figure,
     scramble_inputs,
 )
@@ -50,7 +50,7 @@ __all__ = [
     "dispatcher_entry",
     "is_cached",
     "load",
-    "make_output",
+    "random_output",
     "naive_model",
     "op",
     "scramble_figure",

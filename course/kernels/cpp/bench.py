@@ -133,6 +133,24 @@ def benchmark(
     return timings, bandwidth
 
 
+def largest(timings: list[Timing], kernel: str, layout: str) -> Timing:
+    """The timing of `kernel` on `layout` at the largest size measured."""
+    mine = [t for t in timings if t.kernel == kernel and t.layout == layout]
+    if not mine:
+        raise CourseError(f"no timing of the {kernel} kernel on a {layout} output in this run")
+    return max(mine, key=lambda t: t.numel)
+
+
+def summary_line(timings: list[Timing], kernel: str = "tiled", layout: str = "transposed") -> str:
+    """One line: how much faster than native `kernel` is at the largest size, and its share
+    of copy bandwidth (`tiled kernel, transposed, largest size: 12.3x faster than native, ...`)."""
+    t = largest(timings, kernel, layout)
+    return (
+        f"{kernel} kernel, {layout}, largest size: {1 / t.ratio_to_native:.1f}x faster than "
+        f"native, BW frac {t.bandwidth_fraction:.2f}"
+    )
+
+
 def plot(timings: list[Timing], bandwidth: float) -> Figure:
     """Time ratio to native (left) and fraction of copy bandwidth (right), per layout."""
     layouts = sorted({t.layout for t in timings}, key=BENCH_LAYOUTS.index)

@@ -27,7 +27,7 @@ from course.errors import CourseError
 NAMESPACE = "course_kernels"
 SOURCE_DIR = Path(__file__).resolve().parent
 SCHEMA = "(Tensor(a!) self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor(a!)"
-OP_NAMES = ("addcmul_naive_", "addcmul_strided_", "addcmul_iterator_")
+OP_NAMES = ("addcmul_naive_", "addcmul_strided_", "addcmul_iterator_", "addcmul_tiled_")
 STALE_LOCK_S = 600  # a build lock older than this belongs to a build that was killed
 _STATE: dict[str, object] = {}
 

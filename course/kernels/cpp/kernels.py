@@ -1,4 +1,4 @@
-"""The three compiled addcmul_ kernels from Python: run them, model them, check them against torch.
+"""The compiled addcmul_ kernels from Python: run them, model them, check them against torch.
 
 `naive_model` is the naive C++ kernel re-told in Python, memory slot by memory slot: it predicts
 the scrambled result without a compiler (the exercise "07.predict_scramble" uses it) and it is
@@ -14,24 +14,19 @@ from matplotlib.figure import Figure
 
 from course.errors import CourseError, require_choice
 from course.kernels.cpp.build import NAMESPACE, SOURCE_DIR, op, sources
+from course.layout.named import laid_out
 from course.ui import html_table
 
-KERNEL_NAMES = ("naive", "strided", "iterator")
-LAYOUTS = ("contiguous", "transposed", "sliced")
+KERNEL_NAMES = ("naive", "strided", "iterator", "tiled")
+LAYOUTS = ("contiguous", "transposed", "step-sliced", "storage-offset")  # course.layout.named
 MATCH_COLOURS = {"no": "#f4c7c3", "yes": "#d4edda"}
 
 
-def make_output(
+def random_output(
     shape: tuple[int, ...], layout: str, gen: torch.Generator | None = None
 ) -> torch.Tensor:
-    """A random tensor of logical `shape` stored in `layout` (contiguous/transposed/sliced)."""
-    require_choice("layout", layout, LAYOUTS)
-    if layout == "transposed":  # dims stored in reverse order, as `.T` of a contiguous tensor
-        return torch.randn(shape[::-1], generator=gen).permute(*reversed(range(len(shape))))
-    if layout == "sliced":  # every other element of a twice-as-wide tensor
-        wide = torch.randn(*shape[:-1], 2 * shape[-1], generator=gen)
-        return wide[..., ::2]
-    return torch.randn(shape, generator=gen)
+    """Random values of logical `shape`, stored in a named layout (course.layout.named)."""
+    return laid_out(torch.randn(shape, generator=gen), layout)
 
 
 def _memory(t: torch.Tensor, n: int) -> torch.Tensor:
@@ -101,7 +96,7 @@ def correctness_rows(shape: tuple[int, ...] = (64, 48), seed: int = 0) -> list[d
     t1, t2 = torch.randn(shape, generator=gen), torch.randn(shape, generator=gen)
     rows = []
     for layout in LAYOUTS:
-        out = make_output(shape, layout, gen)
+        out = random_output(shape, layout, gen)
         expected = apply("native", out, t1, t2, value=0.5)
         for kernel in KERNEL_NAMES:
             error = (apply(kernel, out, t1, t2, value=0.5) - expected).abs().max().item()

@@ -1,0 +1,276 @@
+"""The learner's own compiled addcmul_ kernel: built in about a second, checked in a child process.
+
+Why not like the course's kernels (torch's cpp_extension): their headers take 30-60 s to compile,
+too long to wait for after every edit. The learner's kernel is plain C++ that sees tensors the way
+notebook 04 describes them (a storage pointer, an offset, strides), so it needs no torch header:
+`c++ -O2 -shared` builds it in about a second, cached by the hash of its source, and `ctypes`
+calls it with each tensor's storage pointer, offset and strides.
+
+Why a child process: a kernel with an indexing bug writes outside its tensors, and in the
+notebook's own process that could crash the kernel (a segmentation fault) or silently corrupt
+memory. The checks run in `python -m course.kernels.cpp.learner LIBRARY`, which reports each
+variant as a JSON line; a crash there is reported as a message naming the variant that crashed.
+Each tensor's storage also has guard slots before and after it, so a write just outside is seen.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import hashlib
+import json
+import re
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+from course.errors import CourseError
+from course.kernels.cpp.build import build_dir, compiler_status
+
+ENTRY = "my_addcmul_"
+PRELUDE = """#include <cstdint>
+struct View {             // one tensor, as notebook 04 describes it
+  float* data;            // slot 0 of its storage
+  int64_t offset;         // where the tensor starts in that storage
+  const int64_t* stride;  // one stride per dim, in elements
+};
+"""
+SKELETON = """// For every index idx of the shape sizes[0], ..., sizes[ndim - 1]:
+//     out[idx] += value * a[idx] * b[idx]
+// Element idx of a View v lives at v.data[v.offset + idx[0] * v.stride[0] + ...].
+extern "C" void my_addcmul_(View out, View a, View b, const int64_t* sizes, int64_t ndim,
+                            float value) {
+  int64_t n = 1;
+  for (int64_t d = 0; d < ndim; ++d) n *= sizes[d];
+  for (int64_t i = 0; i < n; ++i) {  // the naive loop: element i taken to be at slot i
+    out.data[i] += value * a.data[i] * b.data[i];
+  }
+}
+"""
+MAX_SOURCE = 20_000  # characters: a kernel, not a library
+COMPILE_TIMEOUT_S = 60
+RUN_TIMEOUT_S = 120
+GUARD = 64  # sentinel slots before and after every storage
+SENTINEL = -12345.0
+
+
+class CompileError(CourseError):
+    """The learner's C++ did not compile: the message holds the compiler's first errors."""
+
+
+def library_dir() -> Path:
+    """Where learners' kernels are cached (next to the course's own builds)."""
+    return build_dir() / "learner"
+
+
+def compile_kernel(source: str) -> Path:
+    """Build the learner's kernel as a shared library (cached by source hash); its path."""
+    if not isinstance(source, str) or ENTRY not in source:
+        raise CourseError(
+            f'give the C++ source as a string that defines `extern "C" void {ENTRY}(...)` '
+            "(start from the skeleton)"
+        )
+    if len(source) > MAX_SOURCE:
+        raise CourseError(
+            f"{len(source):,} characters is too long for one kernel (max {MAX_SOURCE:,})"
+        )
+    status = compiler_status()
+    if status.compiler is None:
+        raise CompileError(
+            "skipped: no C++ compiler on this machine (g++ or clang++), so your kernel cannot be "
+            "built here; the rest of the notebook runs without it"
+        )
+    digest = hashlib.sha256(source.encode()).hexdigest()[:16]
+    library = library_dir() / f"{ENTRY}{digest}.so"
+    if library.exists():
+        return library
+    library.parent.mkdir(parents=True, exist_ok=True)
+    cpp = library.with_suffix(".cpp")
+    cpp.write_text(PRELUDE + source)
+    command = [status.compiler, "-O2", "-std=c++17", "-shared", "-fPIC", str(cpp), "-o"]
+    try:
+        done = subprocess.run(
+            [*command, str(library)], capture_output=True, text=True, timeout=COMPILE_TIMEOUT_S
+        )
+    except subprocess.TimeoutExpired:
+        raise CompileError(f"compiling took more than {COMPILE_TIMEOUT_S} s") from None
+    if done.returncode != 0:
+        raise CompileError("your kernel does not compile:\n" + _first_errors(done.stderr, cpp))
+    return library
+
+
+def _first_errors(stderr: str, cpp: Path, lines: int = 8) -> str:
+    """The compiler's first error lines, with the temporary path shortened and line numbers
+    counted from the start of the learner's own source (the prelude is not theirs)."""
+    offset = PRELUDE.count("\n")
+
+    def relative(match: re.Match) -> str:
+        return f"line {int(match.group(1)) - offset}:"
+
+    text = stderr.replace(str(cpp) + ":", "")
+    text = re.sub(r"^(\d+):\d+:", relative, text, flags=re.M)
+    errors = [line for line in text.splitlines() if re.match(r"line -?\d+: (error|warning)", line)]
+    return "\n".join(errors[:lines]) or text.strip()[-1500:]
+
+
+# ---- the variants (run in the child process) ---------------------------------------------------
+
+VARIANTS: tuple[tuple[str, tuple[int, ...], str, str], ...] = (
+    # (label, shape, output layout, input layout): layouts from course.layout.named
+    ("a contiguous output", (4, 6), "contiguous", "contiguous"),
+    ("a transposed output", (4, 6), "transposed", "contiguous"),
+    ("a step-sliced output", (4, 6), "step-sliced", "contiguous"),
+    ("an output with a storage offset", (4, 6), "storage-offset", "contiguous"),
+    ("a permuted 3-d output", (2, 3, 4), "permuted-3d", "contiguous"),
+    ("a 1-d step-sliced output", (9,), "step-sliced", "contiguous"),
+    ("a contiguous output and transposed inputs", (5, 3), "contiguous", "transposed"),
+    ("a transposed output and step-sliced inputs", (3, 5), "transposed", "step-sliced"),
+    ("an expanded (stride 0) input", (4, 6), "contiguous", "expanded"),
+)
+VALUE = 0.5
+
+
+class _View(ctypes.Structure):
+    _fields_ = [
+        ("data", ctypes.c_void_p),
+        ("offset", ctypes.c_int64),
+        ("stride", ctypes.POINTER(ctypes.c_int64)),
+    ]
+
+
+@dataclass(frozen=True)
+class Guarded:
+    """A tensor in a named layout whose storage sits between sentinel slots."""
+
+    buffer: object  # the whole float32 buffer: guard, storage, guard
+    tensor: object  # the tensor the kernel updates (a view into the storage)
+    offset: int  # its storage offset, counted from the storage (not from the guard)
+
+    def guards_intact(self) -> bool:
+        ends = (self.buffer[:GUARD], self.buffer[-GUARD:])
+        return all(bool((end == SENTINEL).all()) for end in ends)
+
+    def view(self, keep: list) -> _View:
+        """The tensor as the learner's kernel sees it: storage pointer, offset, strides."""
+        strides = (ctypes.c_int64 * max(self.tensor.dim(), 1))(*self.tensor.stride())
+        keep.append(strides)  # ctypes arrays must outlive the call
+        data = self.buffer.data_ptr() + GUARD * self.buffer.element_size()
+        return _View(data, self.offset, strides)
+
+
+def _guarded(values, layout: str) -> Guarded:
+    import torch
+
+    from course.layout.named import laid_out
+
+    model = laid_out(values, layout)  # an expanded layout shares one row: copy storage, not values
+    size = model.untyped_storage().nbytes() // model.element_size()
+    buffer = torch.full((GUARD + size + GUARD,), SENTINEL)
+    buffer[GUARD : GUARD + size] = torch.as_strided(model, (size,), (1,), 0)
+    offset = model.storage_offset()
+    tensor = buffer.as_strided(model.shape, model.stride(), GUARD + offset)
+    return Guarded(buffer, tensor, offset)
+
+
+def run_variant(function, shape, out_layout: str, in_layout: str) -> dict[str, object]:
+    """Run the learner's kernel on one variant; what happened, as a JSON-able dict."""
+    import torch
+
+    gen = torch.Generator().manual_seed(sum(shape))
+    values = [torch.randn(shape, generator=gen) for _ in range(3)]
+    out = _guarded(values[0], out_layout)
+    a, b = (_guarded(v, in_layout) for v in values[1:])
+    expected = torch.addcmul(out.tensor, a.tensor, b.tensor, value=VALUE)
+    before = [out.tensor.clone(), a.buffer.clone(), b.buffer.clone()]
+    keep: list = []
+    sizes = (ctypes.c_int64 * len(shape))(*shape)
+    function(*(t.view(keep) for t in (out, a, b)), sizes, len(shape), VALUE)
+    if not out.guards_intact():
+        return {"ok": False, "problem": "wrote outside the output's storage"}
+    if not all(torch.equal(x.buffer, y) for x, y in zip((a, b), before[1:], strict=True)):
+        return {"ok": False, "problem": "wrote into an input"}
+    if torch.allclose(out.tensor, expected, atol=1e-5):
+        return {"ok": True}
+    if torch.equal(out.tensor, before[0]):
+        problem = "left the output unchanged"
+    else:
+        problem = "wrote wrong values"
+    return {"ok": False, "problem": problem, "yours": _head(out.tensor), "torch": _head(expected)}
+
+
+def _head(t) -> list[float]:
+    return [round(v, 3) for v in t.flatten()[:4].tolist()]
+
+
+def main(library: str) -> int:
+    """Child process: run every variant, one JSON line before ("start") and after each."""
+    function = getattr(ctypes.CDLL(library), ENTRY)
+    function.restype = None
+    function.argtypes = [
+        _View,
+        _View,
+        _View,
+        ctypes.POINTER(ctypes.c_int64),
+        ctypes.c_int64,
+        ctypes.c_float,
+    ]
+    for label, shape, out_layout, in_layout in VARIANTS:
+        print(json.dumps({"start": label}), flush=True)
+        result = run_variant(function, shape, out_layout, in_layout)
+        print(json.dumps({"variant": label, **result}), flush=True)
+        if not result["ok"]:
+            break
+    return 0
+
+
+# ---- the parent's side --------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Report:
+    """How the learner's kernel did: passed, or the first variant it failed and why."""
+
+    passed: bool
+    variant: str = ""
+    problem: str = ""
+    yours: object = ""
+    expected: object = ""
+
+
+def check_source(source: str) -> Report:
+    """Compile the learner's kernel and run every variant in a child process."""
+    library = compile_kernel(source)
+    try:
+        done = subprocess.run(
+            [sys.executable, "-m", "course.kernels.cpp.learner", str(library)],
+            capture_output=True,
+            text=True,
+            timeout=RUN_TIMEOUT_S,
+        )
+    except subprocess.TimeoutExpired:
+        return Report(False, "", f"did not finish within {RUN_TIMEOUT_S} s (an endless loop?)")
+    events = [json.loads(line) for line in done.stdout.splitlines() if line.startswith("{")]
+    finished = [e for e in events if "variant" in e]
+    started = [e["start"] for e in events if "start" in e]
+    if done.returncode != 0 or len(started) > len(finished):
+        crashed = started[-1] if started else "the first variant"
+        how = "a segmentation fault" if done.returncode in (-11, 139) else f"exit {done.returncode}"
+        return Report(
+            False,
+            crashed,
+            f"crashed the process ({how}): it read or wrote far outside a tensor's storage",
+        )
+    failure = next((e for e in finished if not e["ok"]), None)
+    if failure is None:
+        return Report(True)
+    return Report(
+        False,
+        failure["variant"],
+        failure["problem"],
+        failure.get("yours", ""),
+        failure.get("torch", ""),
+    )
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1]))

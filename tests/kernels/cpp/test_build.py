@@ -1,0 +1,65 @@
+"""Building the course's C++ kernels: the compiler probe, the cache, stale locks, rebuilds."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+from course.kernels.cpp import CompilerMissing, compiler_status, load, sources
+from course.kernels.cpp.build import OP_NAMES, clear_stale_lock
+
+
+def test_compiler_status_reports_a_missing_compiler(monkeypatch):
+    monkeypatch.setenv("CXX", "no-such-compiler-xyz")
+    status = compiler_status()
+    assert not status.ok and "C++ compiler" in status.message()
+    with pytest.raises(CompilerMissing, match="missing a C\\+\\+ compiler"):
+        load(force=True)
+
+
+def test_a_stale_build_lock_is_removed_and_a_fresh_one_kept(tmp_path):
+    lock = tmp_path / "lock"
+    lock.touch()
+    assert not clear_stale_lock(tmp_path) and lock.exists()
+    os.utime(lock, (0, 0))
+    assert clear_stale_lock(tmp_path) and not lock.exists()
+
+
+@pytest.mark.compile
+def test_compiler_is_found_here():
+    assert compiler_status().ok, compiler_status().message()
+
+
+@pytest.mark.compile
+def test_an_edited_kernel_rebuilds_in_the_same_process(tmp_path):
+    """The FIELD_NOTES pitfall: a rebuilt extension must re-register, not abort the process."""
+    edited = (
+        sources()[0]
+        .read_text()
+        .replace("out[i] += v * a[i] * b[i];", "out[i] += 2 * v * a[i] * b[i];")
+    )
+    (tmp_path / "addcmul_kernels.cpp").write_text(edited)
+    script = textwrap.dedent(f"""
+        import torch
+        from course.kernels.cpp import load, op
+        load()
+        load(source_dir={str(tmp_path)!r})
+        x = torch.zeros(3)
+        op("naive")(x, torch.ones(3), torch.ones(3))
+        print(x.tolist())
+    """)
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=600
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.strip().splitlines()[-1] == "[2.0, 2.0, 2.0]"
+
+
+def test_every_kernel_in_the_source_has_a_schema():
+    text = sources()[0].read_text()
+    for name in OP_NAMES:
+        assert f'm.impl("{name}"' in text

@@ -1,0 +1,77 @@
+"""The learner's own C++ kernel: compiled in a second, checked in a child process, never trusted.
+
+The compiled tests need g++ (CI has it) but not torch's headers: each build takes about a second.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from course.errors import CourseError
+from course.exercises import check, get
+from course.kernels.cpp import learner
+from course.kernels.exercises import REFERENCE_KERNEL
+
+
+def test_the_source_must_be_a_kernel():
+    with pytest.raises(CourseError, match="extern"):
+        learner.compile_kernel(42)
+    with pytest.raises(CourseError, match="extern"):
+        learner.compile_kernel("int main() { return 0; }")
+    with pytest.raises(CourseError, match="too long"):
+        learner.compile_kernel(learner.ENTRY + " " * learner.MAX_SOURCE)
+
+
+def test_no_compiler_is_a_clear_skip(monkeypatch):
+    monkeypatch.setenv("CXX", "no-such-compiler-xyz")
+    with pytest.raises(learner.CompileError, match="skipped: no C\\+\\+ compiler"):
+        learner.compile_kernel(learner.SKELETON)
+    verdict = check("07.write_kernel", learner.SKELETON)
+    assert "skipped: no C++ compiler" in verdict.message
+
+
+@pytest.mark.compile
+def test_builds_are_cached_by_source(tmp_path, monkeypatch):
+    monkeypatch.setenv("TORCH_EXTENSIONS_DIR", str(tmp_path))
+    first = learner.compile_kernel(REFERENCE_KERNEL)
+    assert first.exists() and learner.compile_kernel(REFERENCE_KERNEL) == first
+    assert learner.compile_kernel(learner.SKELETON) != first
+
+
+@pytest.mark.compile
+def test_compile_errors_count_lines_from_the_learners_own_source(tmp_path, monkeypatch):
+    monkeypatch.setenv("TORCH_EXTENSIONS_DIR", str(tmp_path))
+    broken = learner.SKELETON.replace("int64_t n = 1;", "int64 n = 1;")
+    with pytest.raises(learner.CompileError) as info:
+        learner.compile_kernel(broken)
+    line = broken.splitlines().index("  int64 n = 1;") + 1
+    assert f"line {line}: error:" in str(info.value)
+    assert str(tmp_path) not in str(info.value)
+
+
+@pytest.mark.compile
+def test_reference_passes_and_the_skeleton_is_caught():
+    assert learner.check_source(REFERENCE_KERNEL).passed
+    naive = learner.check_source(learner.SKELETON)
+    assert not naive.passed and naive.variant == "a transposed output"
+    assert naive.problem == "wrote wrong values"
+
+
+@pytest.mark.compile
+def test_out_of_bounds_writes_and_crashes_are_reported_not_fatal():
+    just_outside = REFERENCE_KERNEL.replace("out.data[o] +=", "out.data[o + 30] +=")
+    near = learner.check_source(just_outside)
+    assert not near.passed and "outside the output's storage" in near.problem
+    far = learner.check_source(
+        REFERENCE_KERNEL.replace("out.data[o] +=", "out.data[o + (1L << 40)] +=")
+    )
+    assert not far.passed and "crashed the process" in far.problem
+    into_input = learner.check_source(REFERENCE_KERNEL.replace("out.data[o] +=", "a.data[x] +="))
+    assert "wrote into an input" in into_input.problem
+
+
+@pytest.mark.compile
+def test_write_kernel_feedback_names_the_variant():
+    verdict = check("07.write_kernel", get("07.write_kernel").wrong_answers[3]())  # no offsets
+    assert "an output with a storage offset" in verdict.message
+    assert check("07.write_kernel", "not C++").message.startswith("give the C++ source")
