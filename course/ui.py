@@ -94,7 +94,7 @@ def html_table(rows: list[Mapping[str, object]], colours: Mapping[str, str] | No
         body.append("<tr>" + "".join(cells) + "</tr>")
     table = f"<table style='border-collapse:collapse'><tr>{head}</tr>{''.join(body)}</table>"
     # a wide table scrolls inside its own box instead of pushing the notebook sideways
-    return f"<div style='max-width:100%;overflow-x:auto'>{table}</div>"
+    return f"<div style='max-width:100%;overflow-x:auto;contain:inline-size'>{table}</div>"
 
 
 def _cell_wrap(text: str) -> str:
