@@ -234,9 +234,9 @@ register_choice(
         "addcmul_'s result?",
         LAYOUT_CHOICES,
         _which_layouts,
-        "The Placeholder copies any output that is not contiguous (transposed, step-sliced, "
-        "permuted, channels_last, and a non-contiguous out= tensor) and the copy is dropped. "
-        "A storage offset leaves the output contiguous, and expanded (stride-0) tensors are only "
-        "ever inputs, which the Placeholder copies correctly: those layouts are fine.",
+        "The Placeholder copies any output that is not contiguous (transposed, step-sliced,\n"
+        "permuted, channels_last, and a non-contiguous out= tensor), and the copy is dropped.\n"
+        "A storage offset leaves the output contiguous, and expanded (stride-0) tensors are\n"
+        "only ever inputs, which the Placeholder copies correctly: those layouts are fine.",
     )
 )

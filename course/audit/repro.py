@@ -2,9 +2,10 @@
 
 For a real device ("cpu", "cuda", "mps") the line is plain PyTorch: it builds the values, lays the
 output out on the device, calls the exact aten overload, and prints how many elements disagree
-with a float64 CPU computation (random ops: how many poisoned elements were never written). For
-the emulated device, which is this course's and not PyTorch's, it is the CLI call that repeats the
-finding.
+with the op's out-of-place twin on CPU copies (float64 for floats; random ops: how many poisoned
+elements were never written). Statements are joined by "; " and each stays under 100 characters,
+so printed one per line the line fits a notebook cell. For the emulated device, which is this
+course's and not PyTorch's, the line is the CLI call that repeats the finding.
 """
 
 from __future__ import annotations
@@ -110,9 +111,8 @@ def _call_text(call: Call, names: dict[int, str], tensor_text) -> str:
 
 def _verdict_lines(op: AuditOp, call: Call, names, layout: str, shape) -> list[str]:
     if op.kind == "random":
-        if call.dtype.is_floating_point:
-            return ["print('never written:', y.cpu().isnan().sum().item(), 'of', y.numel())"]
-        return ["print('never written:', (y.cpu() == x).sum().item(), 'of', y.numel())"]
+        kept = "y.cpu().isnan()" if call.dtype.is_floating_point else "(y.cpu() == x)"
+        return [f"d = {kept}.sum().item()", "print('never written:', d, 'of', y.numel())"]
     wide = "double()" if call.dtype.is_floating_point else "clone()"
     on_cpu = _call_text(call, names, lambda n: f"{n}.{wide}" + _expand(layout, shape))
     reference = op.functional or op.overload
@@ -120,9 +120,10 @@ def _verdict_lines(op: AuditOp, call: Call, names, layout: str, shape) -> list[s
     if call.dtype.is_floating_point:
         rtol, atol = TOLERANCE.get(call.dtype, (1e-6, 1e-7))
         lines.append(
-            "print('elements differing:', (~torch.isclose(y.cpu().double(), r.double(), "
-            f"rtol={rtol:g}, atol={atol:g})).sum().item(), 'of', y.numel())"
+            f"d = (~torch.isclose(y.cpu().double(), r.double(), rtol={rtol:g}, atol={atol:g}))"
+            ".sum().item()"
         )
     else:
-        lines.append("print('elements differing:', (y.cpu() != r).sum().item(), 'of', y.numel())")
+        lines.append("d = (y.cpu() != r).sum().item()")
+    lines.append("print('elements differing:', d, 'of', y.numel())")
     return lines

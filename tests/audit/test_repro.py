@@ -42,6 +42,7 @@ def test_a_correct_kernel_shows_no_difference_in_any_layout(name, dtype, layout)
         pytest.skip("no tensor input to expand")
     line = reproduction(op(name), call, layout, "cpu")
     assert "\n" not in line and line.startswith("import torch;")
+    assert all(len(statement) < 100 for statement in line.split("; "))  # fits a cell, one a line
     assert counts(run_line(line))[0] == 0
 
 
