@@ -29,3 +29,10 @@ def test_long_schemas_wrap_instead_of_widening_the_widget():
     assert "white-space:pre-wrap" in block and block.count(schema.split("(")[0]) >= 1
     cells = re.findall(r"<td[^>]*>(.*?)</td>", block)
     assert all(len(cell) < 60 for cell in cells), max(cells, key=len)
+
+
+def test_an_unknown_op_clears_the_old_diagram():
+    panel = dispatch_explorer()
+    assert panel.image.value
+    panel.controls["op"].value = "no_such_op_"
+    assert panel.error and panel.image.value == b"" and panel.text.value == ""

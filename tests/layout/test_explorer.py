@@ -135,3 +135,10 @@ def test_encoder_layouts_leave_the_global_rng_alone():
     torch.manual_seed(123)
     encoder_layouts(d_model=8, n_features=12)
     assert torch.equal(torch.rand(3), expected)
+
+
+def test_a_bad_chain_clears_the_old_figure(panel):
+    assert panel.image.value
+    panel.controls["ops"].value = "T; flip(0)"
+    assert "unknown operation 'flip'" in panel.error
+    assert panel.image.value == b"" and panel.text.value == ""
