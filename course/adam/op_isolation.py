@@ -111,16 +111,6 @@ def isolation_table(profile: str | emps.Profile = emps.DEFAULT_PROFILE) -> list[
     return rows
 
 
-VERDICT_COLOURS = {
-    "updates": "#d6f5d6",
-    "unchanged": "#ffd6d6",
-    "stays 0 (zeros or nothing?)": "#fff0c2",
-    "writes zeros": "#ffd6d6",
-    "wrong": "#ffd6d6",
-    "yes": "#ffd6d6",
-}
-
-
 @dataclass(frozen=True)
 class Timing:
     """Fastest kernel time of one op (the least disturbed by other load), by output layout."""

@@ -87,7 +87,7 @@ MOVES_VARIANTS = (
         lr=1e-8,
     ),
     Variant(
-        "a contiguous encoder on the story's stack, with Adam",
+        "the same values initialised another way, on the story's stack, with Adam",
         "the same values stored contiguously: whether this moves is a fact about the device",
         {"init": "contiguous", **SMALL},
     ),
@@ -120,7 +120,7 @@ def _check_did_not_move(fn: Callable) -> Verdict:
         ("an identical copy", w, w.clone(), True),
         ("one element moved to the next float32 value", w, _nudged(w, 0.0), False),
         ("a change of 0.5 in one element", w, _nudged(w, 0.5), False),
-        ("the same values with a transposed layout", w, w.t().contiguous().t(), True),
+        ("the same values stored another way in memory", w, w.t().contiguous().t(), True),
         ("an identical copy on the emulated device", w, w.to(emps.DEVICE), True),
     ]
     for what, before, after, expected in cases:
@@ -129,7 +129,7 @@ def _check_did_not_move(fn: Callable) -> Verdict:
             return failed(f"return a bool (True = did not move); for {what} you returned {got!r}")
         if got != expected:
             return failed(f"wrong for {what}", got, expected)
-    return passed("exact equality, whatever the layout: that is what 'frozen' means.")
+    return passed("exact equality, to the last bit: that is what 'frozen' means.")
 
 
 def _reference_did_not_move():
@@ -234,9 +234,9 @@ def _sgd_cases() -> list[tuple[str, list[torch.nn.Parameter], float]]:
     gen = torch.Generator().manual_seed(2)
     cases = []
     for what, layout, device, lr in (
-        ("a transposed weight on the emulated device", "transposed", emps.DEVICE, 1e-3),
+        ("a weight on the emulated device", "transposed", emps.DEVICE, 1e-3),
         ("a contiguous weight on the CPU", "contiguous", "cpu", 0.5),
-        ("a transposed weight on the CPU, lr 0.1", "transposed", "cpu", 0.1),
+        ("another weight on the CPU, lr 0.1", "transposed", "cpu", 0.1),
     ):
         params = []
         for shape in ((6, 4), (5,)):
@@ -281,7 +281,9 @@ def _check_sgd_step(fn: Callable) -> Verdict:
                     now.flatten()[:3].tolist(),
                     want.flatten()[:3].tolist(),
                 )
-    return passed("an in-place SGD step, equal to torch.optim.SGD's, on every layout and device.")
+    return passed(
+        "an in-place SGD step, equal to torch.optim.SGD's, on every parameter and device."
+    )
 
 
 def _reference_sgd_step():

@@ -20,7 +20,6 @@ from course import emps
 from course.errors import CourseError, require_choice
 from course.story.plateau import dataset, require_device, version_label
 from course.story.sae import TopKSAE, require_int
-from course.ui import html_table
 
 ENCODER, DECODER = "encoder.weight", "decoder.weight"
 DTYPES = (torch.float32, torch.float64)
@@ -175,8 +174,3 @@ def metadata_rows(model: torch.nn.Module) -> list[dict[str, object]]:
             }
         )
     return rows
-
-
-def metadata_table(model: torch.nn.Module) -> str:
-    """`metadata_rows` as HTML, the non-contiguous weight highlighted."""
-    return html_table(metadata_rows(model), colours={"NO": "#ffd6d6"})

@@ -216,7 +216,11 @@ FROZEN_CASES = (
         trainer("fixed-macos14", steps=3),
     ),
     ("the CPU", lambda: fresh_model(device="cpu", **SMALL), trainer(steps=3)),
-    ("a contiguous init", lambda: fresh_model(init="contiguous", **SMALL), trainer(steps=3)),
+    (
+        "the same values initialised another way",
+        lambda: fresh_model(init="contiguous", **SMALL),
+        trainer(steps=3),
+    ),
     ("another seed", lambda: fresh_model(seed=11, **SMALL), trainer(steps=3, seed=11)),
     (
         "a later stack with lr = 1e-8 (weights move by at most a float32 step or two)",

@@ -108,4 +108,3 @@ def test_versions_and_metadata_tables():
     meta = experiments.metadata_rows(experiments.bench(**SMALL).model)
     assert [r["contiguous"] for r in meta] == ["NO", "yes"]
     assert meta[0]["stride"] == [1, 32]
-    assert "#ffd6d6" in experiments.metadata_table(experiments.bench(**SMALL).model)
