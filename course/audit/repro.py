@@ -50,13 +50,35 @@ def reproduction(op: AuditOp, call: Call, layout: str, device: str, emulated: st
     parts += [f"{name} = {_values(t.dtype, call, rows)}" for name, t in tensors]
     poison = "float('nan')" if call.dtype.is_floating_point else "torch.iinfo(torch.int64).min"
     parts.append(_OUTPUT[layout].format(d=d, dt=dt, poison=poison))
-    on_device = _call_text(call, names, lambda n: f"{n}.to({d})" + _expand(layout, shape))
+    expand = f".expand{shape}" if layout == "expanded" else ""
+    parts += [f"d{n[1:]} = {n}.to({d}){expand}" for n, _ in tensors]  # the inputs, on the device
+    on_device = _call_text(call, names, lambda n: f"d{n[1:]}")
     if layout == "out=transposed":
         parts.append(f"torch.ops.{_qualified(op.out)}(x.to({d}), {on_device}, out=y)")
     else:
         parts.append(f"torch.ops.{_qualified(op.overload)}(y, {on_device})")
-    parts += _verdict_lines(op, call, names, layout, shape)
-    return "; ".join(parts)
+    if op.kind == "random":
+        kept = "y.cpu().isnan()" if call.dtype.is_floating_point else "(y.cpu() == x)"
+        return "; ".join([*parts, f"n = {kept}.sum().item()", _PRINT.format("never written")])
+    parts += [f"c{n[1:]} = {n}.{_widened(t)}{expand}" for n, t in tensors]  # CPU copies
+    on_cpu = _call_text(call, names, lambda n: f"c{n[1:]}")
+    reference = op.functional or op.overload
+    parts.append(f"r = torch.ops.{_qualified(reference)}(x.{_widened(call.self_values)}, {on_cpu})")
+    if call.dtype.is_floating_point:
+        rtol, atol = TOLERANCE.get(call.dtype, (1e-6, 1e-7))
+        close = f"torch.isclose(y.cpu().double(), r.double(), rtol={rtol:g}, atol={atol:g})"
+        parts.append(f"n = (~{close}).sum().item()")
+    else:
+        parts.append("n = (y.cpu() != r).sum().item()")
+    return "; ".join([*parts, _PRINT.format("elements differing")])
+
+
+_PRINT = "print('{}:', n, 'of', y.numel())"
+
+
+def _widened(tensor: torch.Tensor) -> str:
+    """How the CPU reference copies a tensor: float64 for floats, as it is otherwise."""
+    return "double()" if tensor.dtype.is_floating_point else "clone()"
 
 
 def _qualified(overload) -> str:
@@ -92,10 +114,6 @@ def _values(dtype, call: Call, shape: tuple[int, ...]) -> str:
     return f"torch.randint({low}, {high}, {shape})"
 
 
-def _expand(layout: str, shape: tuple[int, ...]) -> str:
-    return f".expand{shape}" if layout == "expanded" else ""
-
-
 def _call_text(call: Call, names: dict[int, str], tensor_text) -> str:
     """The arguments after self (and before out=), tensors by name, others as Python literals."""
     values = [*call.args, *call.kwargs.values()]
@@ -107,23 +125,3 @@ def _call_text(call: Call, names: dict[int, str], tensor_text) -> str:
         text = tensor_text(names[position]) if position in names else repr(value)
         texts.append(text if key is None else f"{key}={text}")
     return ", ".join(texts)
-
-
-def _verdict_lines(op: AuditOp, call: Call, names, layout: str, shape) -> list[str]:
-    if op.kind == "random":
-        kept = "y.cpu().isnan()" if call.dtype.is_floating_point else "(y.cpu() == x)"
-        return [f"d = {kept}.sum().item()", "print('never written:', d, 'of', y.numel())"]
-    wide = "double()" if call.dtype.is_floating_point else "clone()"
-    on_cpu = _call_text(call, names, lambda n: f"{n}.{wide}" + _expand(layout, shape))
-    reference = op.functional or op.overload
-    lines = [f"r = torch.ops.{_qualified(reference)}(x.{wide}, {on_cpu})"]
-    if call.dtype.is_floating_point:
-        rtol, atol = TOLERANCE.get(call.dtype, (1e-6, 1e-7))
-        lines.append(
-            f"d = (~torch.isclose(y.cpu().double(), r.double(), rtol={rtol:g}, atol={atol:g}))"
-            ".sum().item()"
-        )
-    else:
-        lines.append("d = (y.cpu() != r).sum().item()")
-    lines.append("print('elements differing:', d, 'of', y.numel())")
-    return lines

@@ -34,7 +34,12 @@ def op(name: str):
 @pytest.mark.parametrize("layout", LAYOUTS)
 @pytest.mark.parametrize(
     ("name", "dtype"),
-    [("addcmul_", torch.float32), ("mul_.Scalar", torch.int64), ("logical_and_", torch.bool)],
+    [
+        ("addcmul_", torch.float32),
+        ("mul_.Scalar", torch.int64),
+        ("logical_and_", torch.bool),
+        ("masked_fill_.Scalar", torch.float16),
+    ],
 )
 def test_a_correct_kernel_shows_no_difference_in_any_layout(name, dtype, layout):
     call = build_call(op(name), dtype)
