@@ -18,6 +18,7 @@ from dataclasses import dataclass
 
 import torch
 
+from course.exercises import SCAFFOLD
 from course.layout.view_or_copy import contiguous_strides
 
 Dims = tuple[int, ...]
@@ -203,14 +204,17 @@ def as_ints(value: object) -> object:
 def first_mismatch(cases: list[Case], fn: Callable[..., object]) -> Mismatch | None:
     """Run `fn` on every case, smallest first; the first disagreement, or None if all agree.
 
-    A learner's exception on a case counts as a disagreement (shown as the error), except
-    NotImplementedError, which means "not attempted yet" and is passed on.
+    A learner's exception on a case counts as a disagreement (shown as the error), except the
+    learner copy's scaffold `NotImplementedError("your code here")`, which means "not attempted
+    yet" and is passed on.
     """
     for case in _smallest_first(cases):
         try:
             yours = as_ints(fn(*case.args))
-        except NotImplementedError:
-            raise
+        except NotImplementedError as exc:
+            if str(exc) == SCAFFOLD:
+                raise
+            return Mismatch(case, f"raised NotImplementedError: {exc}")
         except Exception as exc:  # the learner's code: any error is feedback, not a crash
             return Mismatch(case, f"raised {type(exc).__name__}: {exc}")
         if type(yours) is not type(case.expected) or yours != case.expected:

@@ -55,3 +55,20 @@ def test_as_ints_normalises_what_a_learner_returns():
     assert as_ints([[2, 3], torch.Size([3, 1]), 0]) == ((2, 3), (3, 1), 0)
     assert as_ints(True) is True and as_ints(None) is None
     assert isinstance(as_ints(torch.tensor(3)), torch.Tensor)  # stays a tensor: compare fails
+
+
+def test_only_the_scaffold_counts_as_not_attempted():
+    import pytest
+
+    cases = oracle.contiguity_cases()
+
+    def scaffold(shape, stride):
+        raise NotImplementedError("your code here")
+
+    with pytest.raises(NotImplementedError):
+        first_mismatch(cases, scaffold)
+
+    def other(shape, stride):
+        raise NotImplementedError("meta tensors have no data")
+
+    assert "raised NotImplementedError" in str(first_mismatch(cases, other).yours)

@@ -26,12 +26,10 @@ from course.kernels.cpp.kernels import (
     LAYOUTS,
     apply,
     correctness_rows,
-    correctness_table,
     cpp_source,
     dispatcher_entry,
     naive_model,
     random_output,
-    scramble_figure,
     scramble_inputs,
 )
 
@@ -45,7 +43,6 @@ __all__ = [
     "build_dir",
     "compiler_status",
     "correctness_rows",
-    "correctness_table",
     "cpp_source",
     "dispatcher_entry",
     "is_cached",
@@ -53,7 +50,6 @@ __all__ = [
     "random_output",
     "naive_model",
     "op",
-    "scramble_figure",
     "scramble_inputs",
     "sources",
 ]

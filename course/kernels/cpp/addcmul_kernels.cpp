@@ -138,14 +138,16 @@ at::Tensor& addcmul_iterator_(at::Tensor& self, const at::Tensor& t1, const at::
 // and every cache line (64 bytes, 16 floats) fetched for it gives one useful element before it is
 // evicted: that is why torch's own kernel is ~40x slower there than on contiguous tensors.
 // Cache blocking fixes the order: the plane of the two "fastest" dims (the output's and the
-// inputs') is cut into TILE x TILE tiles that fit in cache, and each tile is walked in 8 x 8
-// blocks: 8 rows of 8 contiguous input elements are read and multiplied into a small block,
-// which is then written as 8 columns of 8 contiguous output elements. Every cache line is used
-// whole, whichever tensor it belongs to. Tiles are split over threads with at::parallel_for.
+// inputs') is cut into TILE x TILE tiles that fit in cache, and each tile is walked in 16 x 8
+// blocks: 16 rows of 8 contiguous input elements are read and multiplied into a small block,
+// which is then written as 8 columns of 16 contiguous output elements (one cache line each).
+// Every cache line is used whole while it is in cache, whichever tensor it belongs to. Tiles
+// are split over threads with at::parallel_for.
 // When output and inputs share their fastest dim, there is nothing to block: the
 // TensorIterator kernel already walks all of them in memory order, so the tiled kernel calls it.
-constexpr int64_t TILE = 128;  // a tile of the plane: TILE x TILE elements
-constexpr int64_t BLOCK = 8;   // the blocks inside a tile, transposed through registers
+constexpr int64_t TILE = 128;    // a tile of the plane: TILE x TILE elements
+constexpr int64_t BLOCK_I = 16;  // blocks inside a tile, transposed through registers: rows...
+constexpr int64_t BLOCK_J = 8;   // ...and columns (16 floats = one 64-byte cache line)
 
 int64_t fastest_dim(const at::Tensor& t) {  // the dim of size > 1 with the smallest stride
   int64_t best = -1;
@@ -163,22 +165,22 @@ template <typename scalar_t>
 void tile_unit(scalar_t* out, int64_t os_j, const scalar_t* a, int64_t as_i, const scalar_t* b,
                int64_t bs_i, int64_t ni, int64_t nj, scalar_t v) {
   int64_t j = 0;
-  for (; j + BLOCK <= nj; j += BLOCK) {
+  for (; j + BLOCK_J <= nj; j += BLOCK_J) {
     int64_t i = 0;
-    for (; i + BLOCK <= ni; i += BLOCK) {
-      scalar_t p[BLOCK][BLOCK];
-      for (int64_t r = 0; r < BLOCK; ++r) {  // 8 rows of 8 contiguous input elements
+    for (; i + BLOCK_I <= ni; i += BLOCK_I) {
+      scalar_t p[BLOCK_I][BLOCK_J];
+      for (int64_t r = 0; r < BLOCK_I; ++r) {  // rows of contiguous input elements
         const scalar_t* ar = a + (i + r) * as_i + j;
         const scalar_t* br = b + (i + r) * bs_i + j;
-        for (int64_t c = 0; c < BLOCK; ++c) p[r][c] = v * ar[c] * br[c];
+        for (int64_t c = 0; c < BLOCK_J; ++c) p[r][c] = v * ar[c] * br[c];
       }
-      for (int64_t c = 0; c < BLOCK; ++c) {  // 8 columns of 8 contiguous output elements
+      for (int64_t c = 0; c < BLOCK_J; ++c) {  // columns of contiguous output elements
         scalar_t* oc = out + i + (j + c) * os_j;
-        for (int64_t r = 0; r < BLOCK; ++r) oc[r] += p[r][c];
+        for (int64_t r = 0; r < BLOCK_I; ++r) oc[r] += p[r][c];
       }
     }
     for (; i < ni; ++i) {  // the tile's ragged bottom edge
-      for (int64_t c = 0; c < BLOCK; ++c) {
+      for (int64_t c = 0; c < BLOCK_J; ++c) {
         out[i + (j + c) * os_j] += v * a[i * as_i + j + c] * b[i * bs_i + j + c];
       }
     }

@@ -10,16 +10,13 @@ from __future__ import annotations
 import re
 
 import torch
-from matplotlib.figure import Figure
 
 from course.errors import CourseError, require_choice
 from course.kernels.cpp.build import NAMESPACE, SOURCE_DIR, op, sources
 from course.layout.named import laid_out
-from course.ui import html_table
 
 KERNEL_NAMES = ("naive", "strided", "iterator", "tiled")
 LAYOUTS = ("contiguous", "transposed", "step-sliced", "storage-offset")  # course.layout.named
-MATCH_COLOURS = {"no": "#f4c7c3", "yes": "#d4edda"}
 
 
 def random_output(
@@ -67,29 +64,6 @@ def scramble_inputs(
     return out, torch.arange(float(rows * cols)).reshape(rows, cols), torch.ones(rows, cols)
 
 
-def scramble_figure(rows: int = 3, cols: int = 4, kernel: str = "naive") -> Figure:
-    """torch's result beside a kernel's, on the scramble inputs, each cell labelled."""
-    out, t1, t2 = scramble_inputs(rows, cols)
-    fig = Figure(figsize=(7, 2.8), layout="constrained")
-    panels = (
-        ("torch addcmul_ (right)", apply("native", out, t1, t2)),
-        (f"{kernel} kernel", apply(kernel, out, t1, t2)),
-    )
-    for ax, (title, result) in zip(fig.subplots(1, 2), panels, strict=True):
-        ax.imshow(result.numpy(), cmap="viridis")
-        for (r, c), v in ((rc, result[rc].item()) for rc in _cells(rows, cols)):
-            ax.text(c, r, f"{v:.0f}", ha="center", va="center", color="white")
-        ax.set(title=title, xticks=[], yticks=[])
-    fig.suptitle(
-        f"out = zeros({rows}, {cols}) stored transposed;  out.addcmul_(0..{rows * cols - 1}, 1)"
-    )
-    return fig
-
-
-def _cells(rows: int, cols: int):
-    return ((r, c) for r in range(rows) for c in range(cols))
-
-
 def correctness_rows(shape: tuple[int, ...] = (64, 48), seed: int = 0) -> list[dict[str, object]]:
     """Each compiled kernel vs torch on each output layout: right or not, and the max error."""
     gen = torch.Generator().manual_seed(seed)
@@ -110,11 +84,6 @@ def correctness_rows(shape: tuple[int, ...] = (64, 48), seed: int = 0) -> list[d
                 }
             )
     return rows
-
-
-def correctness_table(shape: tuple[int, ...] = (64, 48)) -> str:
-    """`correctness_rows` as an HTML table (wrong results in red)."""
-    return html_table(correctness_rows(shape), MATCH_COLOURS)
 
 
 def cpp_source(kernel: str) -> str:
