@@ -46,7 +46,7 @@ class Isolation:
     output_layout: str
     input_layout: str
     start: str
-    verdict: str  # "updates", "unchanged", "stays 0 (zeros or nothing?)", "writes zeros", "wrong"
+    verdict: str  # "updates", "unchanged", "stays 0: ambiguous", "writes zeros", "wrong"
     temporaries: int  # contiguous copies the emulated kernel made
     lost_write: bool  # the kernel computed a result that never reached the output
 
@@ -56,7 +56,7 @@ def classify(result: torch.Tensor, before: torch.Tensor, expected: torch.Tensor)
     if torch.equal(result, expected):
         return "updates"
     if torch.equal(result, before):
-        return "stays 0 (zeros or nothing?)" if not before.any() else "unchanged"
+        return "stays 0: ambiguous" if not before.any() else "unchanged"  # zeros, or nothing?
     if not result.any():
         return "writes zeros"
     return "wrong"
@@ -92,22 +92,29 @@ def isolate(
     )
 
 
+CONDITIONS = {  # the story's experiment: one thing non-contiguous at a time
+    "contiguous output": ("contiguous", "contiguous", "non-zero"),
+    "non-contiguous inputs": ("contiguous", "transposed", "non-zero"),
+    "non-contiguous output, from 0": ("transposed", "contiguous", "zeros"),
+    "non-contiguous output, from non-zero": ("transposed", "contiguous", "non-zero"),
+}
+
+
 def isolation_table(profile: str | emps.Profile = emps.DEFAULT_PROFILE) -> list[dict[str, object]]:
-    """The story's table: each op with one thing non-contiguous at a time."""
-    columns = {
-        "contiguous output": ("contiguous", "contiguous", "non-zero"),
-        "non-contiguous inputs": ("contiguous", "transposed", "non-zero"),
-        "non-contiguous output, from 0": ("transposed", "contiguous", "zeros"),
-        "non-contiguous output, from non-zero": ("transposed", "contiguous", "non-zero"),
-    }
+    """The story's table: one row per condition, one column per op (narrow enough to print)."""
     rows = []
-    for op in OPS:
-        row: dict[str, object] = {"op": op}
-        for title, (output_layout, input_layout, start) in columns.items():
-            row[title] = isolate(op, output_layout, input_layout, start, profile).verdict
-        last = isolate(op, "transposed", profile=profile)
-        row["result lost in a temporary"] = "yes" if last.lost_write else "no"
+    for condition, (output_layout, input_layout, start) in CONDITIONS.items():
+        row: dict[str, object] = {"condition": condition}
+        for op in OPS:
+            row[op] = isolate(op, output_layout, input_layout, start, profile).verdict
         rows.append(row)
+    lost = {op: isolate(op, "transposed", profile=profile).lost_write for op in OPS}
+    rows.append(
+        {
+            "condition": "result lost in a temporary",
+            **{op: "yes" if lost[op] else "no" for op in OPS},
+        }
+    )
     return rows
 
 

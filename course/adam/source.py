@@ -318,7 +318,7 @@ def code_paths() -> list[dict[str, object]]:
     privateuse1 = torch._C._get_privateuse1_backend_name()
     cases = [(d, torch.Tensor, "rule, and traced" if d == "cpu" else "rule") for d in DEVICES]
     cases += [
-        (privateuse1, torch.Tensor, "rule (as if emps were a C++ backend)"),
+        (privateuse1, torch.Tensor, "rule, as if a C++ backend"),
         (privateuse1, emulated, "rule, and traced"),
     ]
     rows = []

@@ -83,13 +83,13 @@ class Outcome:
 
     def as_row(self) -> dict[str, object]:
         """A row for the side-by-side table, rounded so it reads the same on every machine."""
-        return {
+        return {  # every column about the encoder weight; short headers fit a printed table
             "case": self.case.label,
             "outcome": self.verdict,
-            "encoder change after step 1": _sci(self.encoder_change[0]),
-            "encoder frozen (bitwise)": self.encoder_frozen,
-            "max encoder exp_avg_sq": _sci(self.encoder_exp_avg_sq_max),
-            "loss: first -> last": f"{self.loss[0]:.3g} -> {self.loss[-1]:.3g}",
+            "change after step 1": _sci(self.encoder_change[0]),
+            "frozen (bitwise)": self.encoder_frozen,
+            "max exp_avg_sq": _sci(self.encoder_exp_avg_sq_max),
+            "loss first -> last": f"{self.loss[0]:.3g} -> {self.loss[-1]:.3g}",
         }
 
 

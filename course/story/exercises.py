@@ -9,6 +9,7 @@ models and training runs they never see: other seeds and sizes, a later stack, t
 from __future__ import annotations
 
 import functools
+import textwrap
 from collections.abc import Callable
 
 import torch
@@ -28,6 +29,7 @@ from course.story.plateau import dataset, fresh_model, trainer
 from course.story.sae import TopKSAE
 
 SMALL = {"d_model": 64, "n_features": 256, "k": 8}
+
 
 # ---- 01.loss_floor ---------------------------------------------------------------------------
 
@@ -319,7 +321,10 @@ register_prediction(
         "initial values?",
         ("0", "1", "2", "4"),
         _count_frozen,
-        "One: encoder.weight, to the last bit, while its own bias and the whole decoder train. "
-        "Not a learning-rate problem: no learning rate leaves a weight exactly where it was.",
+        textwrap.fill(  # printed text breaks mid-word: fit the notebook's cell
+            "One: encoder.weight, to the last bit, while its own bias and the whole decoder train. "
+            "Not a learning-rate problem: no learning rate leaves a weight exactly where it was.",
+            96,
+        ),
     )
 )
