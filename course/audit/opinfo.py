@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import functools
 import io
+import logging
 import unittest
 
 import torch
@@ -33,7 +34,14 @@ TESTS = ("test_noncontiguous_samples", "test_out")
 
 @functools.cache
 def _testing():
-    """The internal modules, imported once (op_db takes seconds); CourseError if unavailable."""
+    """The internal modules, imported once (op_db takes seconds); CourseError if unavailable.
+
+    A CUDA build of torch on a machine without CUDA logs "No CUDA runtime is found" from
+    torch.utils.cpp_extension while these import: noise for the learner, so it is muted here.
+    """
+    quiet = logging.getLogger("torch.utils.cpp_extension")
+    level = quiet.level
+    quiet.setLevel(logging.ERROR)
     try:
         from torch.testing import make_tensor
         from torch.testing._internal import common_device_type as device_type
@@ -44,6 +52,8 @@ def _testing():
             f"PyTorch's internal test API is not available in torch {torch.__version__} "
             f"({type(exc).__name__}: {exc}); the OpInfo comparison is skipped"
         ) from exc
+    finally:
+        quiet.setLevel(level)
     return make_tensor, device_type, op_db, TestCase
 
 
