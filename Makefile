@@ -46,8 +46,12 @@ test-notebooks: $(STAMP)
 
 # JupyterLab + headless Chromium (`apt-get install -y chromium`): each reference notebook and each
 # learner copy runs once; panels must fit the cell area; screenshots land in build/screenshots/.
+# Two processes: each suite drives its own Playwright (a second sync Playwright cannot start
+# inside the first one's event loop in one process).
 test-browser: $(STAMP)
-	timeout -k 30 1200 $(BIN)/python -m pytest tests -m browser -v -p no:cacheprovider
+	timeout -k 30 1200 $(BIN)/python -m pytest tests/browser -m browser -v -p no:cacheprovider
+	timeout -k 30 600 $(BIN)/python -m pytest tests -m browser -v -p no:cacheprovider \
+		--ignore=tests/browser
 
 lint: $(STAMP)
 	$(BIN)/ruff check course tests scripts benchmarks notebooks
