@@ -22,20 +22,15 @@ from course.dispatch.tables import call_path, key_summary
 from course.dispatch.tracer import OpTracer
 from course.exercises import (
     NOT_ATTEMPTED,
-    SCAFFOLD,
     Exercise,
     Prediction,
     Verdict,
     failed,
+    is_scaffold,
     passed,
     register,
     register_prediction,
 )
-
-
-def _scaffold(exc: BaseException) -> bool:
-    """The learner copy's untouched `raise NotImplementedError("your code here")`."""
-    return isinstance(exc, NotImplementedError) and str(exc) == SCAFFOLD
 
 
 def _first_line(exc: BaseException) -> str:
@@ -82,7 +77,7 @@ def _check_kernel_for(fn) -> Verdict:
         try:
             yours = fn(op, backend)
         except Exception as exc:
-            if _scaffold(exc):
+            if is_scaffold(exc):
                 raise
             return failed(
                 f"kernel_for({op!r}, {backend!r}) raised {type(exc).__name__}: {exc}. "
@@ -213,7 +208,7 @@ def _check_keys_that_run(fn) -> Verdict:
             try:
                 yours = fn(op, tensor)
             except Exception as exc:
-                if _scaffold(exc):
+                if is_scaffold(exc):
                     raise
                 return failed(f"on {label} ({op}) your function raised {type(exc).__name__}: {exc}")
         if not isinstance(yours, (list, tuple)) or list(yours) != expected:
@@ -317,7 +312,7 @@ def _check_custom_op(answer) -> Verdict:
     try:
         return _ema_sq_verdict(custom.op)
     except Exception as exc:
-        if _scaffold(exc):
+        if is_scaffold(exc):
             return failed(f"{NOT_ATTEMPTED}: a kernel still raises NotImplementedError.")
         return failed(f"calling your op raised {type(exc).__name__}: {_first_line(exc)}")
     finally:

@@ -18,11 +18,11 @@ from course import emps
 from course.errors import CourseError
 from course.exercises import (
     NOT_ATTEMPTED,
-    SCAFFOLD,
     Exercise,
     Prediction,
     Verdict,
     failed,
+    is_scaffold,
     passed,
     register,
     register_prediction,
@@ -41,11 +41,6 @@ from course.kernels.placeholder_lab import (
     run_addcmul,
 )
 from course.story import plateau
-
-
-def _scaffold(exc: BaseException) -> bool:
-    """The learner copy's untouched `raise NotImplementedError("your code here")`."""
-    return isinstance(exc, NotImplementedError) and str(exc) == SCAFFOLD
 
 
 def _first(t: torch.Tensor) -> str:
@@ -77,7 +72,7 @@ def check_kernel_layouts(kernel: Callable[[emps.KernelCall], None]) -> Verdict |
         try:
             result, expected, _ = run_addcmul(under_contract(kernel, notes), output)
         except Exception as exc:
-            if _scaffold(exc):
+            if is_scaffold(exc):
                 return failed(f"{NOT_ATTEMPTED}: your kernel still raises NotImplementedError.")
             if notes.violation:
                 return failed(f"{where}: {notes.violation}", "a strided buffer", "contiguous ones")
@@ -277,7 +272,7 @@ def _redesign_case(placeholder_class, family: str, layout: str, shape) -> Verdic
     try:
         values, events = family_call(backend, family, layout, shape)
     except Exception as exc:
-        if _scaffold(exc):
+        if is_scaffold(exc):
             return failed(f"{NOT_ATTEMPTED}: your class still raises NotImplementedError.")
         if notes.violation:
             return failed(
@@ -614,7 +609,7 @@ def check_tiles(fn) -> Verdict:
         try:
             fn(out, t1, t2, 0.5, tile)
         except Exception as exc:
-            if _scaffold(exc):
+            if is_scaffold(exc):
                 raise
             return failed(f"on {where} your function raised {type(exc).__name__}: {exc}")
         if torch.allclose(out, expected, atol=1e-5):
