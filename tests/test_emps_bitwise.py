@@ -23,7 +23,7 @@ import pytest
 import torch
 
 from course import emps
-from course.emps.kernels import same_bits
+from course.emps.mps_kernels import same_bits
 
 SHAPE = (6, 10)
 FLOAT_DOMAINS = ((0.1, 0.9), (1.1, 3.0), (-0.9, 0.9))

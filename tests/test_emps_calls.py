@@ -9,7 +9,7 @@ import torch
 
 from course import emps
 from course.emps import device
-from course.emps.kernels import same_bits
+from course.emps.mps_kernels import same_bits
 from course.errors import CourseError
 
 

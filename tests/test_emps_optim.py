@@ -12,7 +12,7 @@ import pytest
 import torch
 
 from course import emps
-from course.emps.kernels import same_bits
+from course.emps.mps_kernels import same_bits
 
 STEPS = 3
 FIXED = ("fixed-macos14", "macos15")

@@ -10,7 +10,7 @@ Use it the way you would use "mps":
         optimizer.step()              # log.events: every emulated kernel call
 
 See `course.emps.device` for how it plugs into PyTorch's dispatcher, `course.emps.ops` for
-which op takes which path, `course.emps.kernels` for the working and broken kernel patterns,
+which op takes which path, `course.emps.mps_kernels` for the working and broken kernel patterns,
 `course.emps.optim_paths` for `foreach=True` / `fused=True` (what real MPS did, with sources),
 and `course.emps.profiles` for the version history. Needs torch >= 2.10.
 """
@@ -27,7 +27,7 @@ from course.emps.backend import (
     use_profile,
 )
 from course.emps.device import DEVICE, FLOAT64_MESSAGE, EmulatedTensor, register
-from course.emps.kernels import (
+from course.emps.mps_kernels import (
     KernelCall,
     gather_compute_scatter,
     output_placeholder,

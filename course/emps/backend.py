@@ -10,8 +10,8 @@ import contextlib
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 
-from course.emps import kernels
-from course.emps.kernels import Kernel
+from course.emps import mps_kernels
+from course.emps.mps_kernels import Kernel
 from course.emps.profiles import DEFAULT_PROFILE, Profile, get_profile
 from course.errors import require_choice
 
@@ -34,10 +34,10 @@ class Backend:
         if family in self.overrides:
             return self.overrides[family]
         if self.design == "output-placeholder":
-            return kernels.output_placeholder
+            return mps_kernels.output_placeholder
         if family in self.profile.broken:
-            return kernels.write_through_placeholder
-        return kernels.gather_compute_scatter
+            return mps_kernels.write_through_placeholder
+        return mps_kernels.gather_compute_scatter
 
 
 _STATE = {"backend": Backend(get_profile(DEFAULT_PROFILE))}

@@ -20,7 +20,7 @@ import torch
 
 from course.emps import backend as backends
 from course.emps import ops
-from course.emps.kernels import KernelCall, run_kernel
+from course.emps.mps_kernels import KernelCall, run_kernel
 from course.emps.optim_paths import check_fused, run_foreach
 from course.errors import CourseError
 

@@ -29,7 +29,7 @@ from course.exercises import (
 )
 from course.kernels.contract import KernelNotes, under_contract
 from course.kernels.cpp import learner
-from course.kernels.cpp.kernels import naive_model, scramble_inputs
+from course.kernels.cpp.harness import naive_model, scramble_inputs
 from course.kernels.cpp.learner import SKELETON
 from course.kernels.placeholder_lab import (
     BUGGY_PROFILE,

@@ -1,6 +1,6 @@
 """Notebook 06: the Placeholder bug, read, run, fixed by the learner, designed away.
 
-The emulated backend's kernels (course/emps/kernels.py) are read with `inspect.getsource` at run
+The emulated backend's kernels (course/emps/mps_kernels.py) are read with `inspect.getsource` at run
 time, so what the learner sees is the code that runs. A learner's kernel is installed into a
 *private* backend (the process-wide one is never touched), for both `addcmul` and `addcdiv`,
 because on MPS one kernel (`addc_mul_div_out_mps`) serves both; fixing only one would still

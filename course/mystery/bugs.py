@@ -25,7 +25,7 @@ from dataclasses import dataclass
 import torch
 
 from course import emps
-from course.emps.kernels import KernelCall, gather_compute_scatter
+from course.emps.mps_kernels import KernelCall, gather_compute_scatter
 from course.errors import CourseError
 
 BUG_FREE_PROFILE = "fixed-macos14"  # no historical bugs: the planted one is the only one

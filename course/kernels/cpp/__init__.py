@@ -4,7 +4,7 @@
     load()                                   # compiles once (~30-60 s), then cached
     torch.ops.course_kernels.addcmul_iterator_(out, t1, t2, value=0.5)
 
-`build` compiles and registers the ops, `kernels` runs and checks them, `bench` times them
+`build` compiles and registers the ops, `harness` runs, models and checks them, `bench` times them
 against torch's own addcmul_, `learner` compiles and checks the kernel a learner writes.
 """
 
@@ -21,7 +21,7 @@ from course.kernels.cpp.build import (
     op,
     sources,
 )
-from course.kernels.cpp.kernels import (
+from course.kernels.cpp.harness import (
     KERNEL_NAMES,
     LAYOUTS,
     apply,

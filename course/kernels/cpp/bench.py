@@ -18,7 +18,7 @@ from matplotlib.figure import Figure
 
 from course.errors import CourseError
 from course.kernels.cpp.build import op
-from course.kernels.cpp.kernels import KERNEL_NAMES
+from course.kernels.cpp.harness import KERNEL_NAMES
 
 BYTES_PER_ELEMENT_ACCESS = 4  # float32
 ACCESSES = 4  # addcmul_: read self, tensor1, tensor2; write self

@@ -12,7 +12,7 @@ import os
 
 import torch
 
-from course.kernels.cpp.kernels import naive_model, scramble_inputs
+from course.kernels.cpp.harness import naive_model, scramble_inputs
 
 
 def triton_device() -> str | None:

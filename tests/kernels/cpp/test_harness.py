@@ -23,7 +23,7 @@ from course.kernels.cpp import (
     scramble_inputs,
     sources,
 )
-from course.kernels.cpp.kernels import cpp_source, dispatcher_entry
+from course.kernels.cpp.harness import cpp_source, dispatcher_entry
 from course.layout.named import laid_out
 from tests.strategies import nonempty_shapes
 
