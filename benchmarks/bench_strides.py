@@ -15,8 +15,8 @@ import statistics
 import sys
 import time
 
+from course.figures import figure_png
 from course.layout.explorer import PRESETS, draw_explorer, explore
-from course.ui import figure_png
 
 TARGET_MS = 100.0
 

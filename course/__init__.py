@@ -23,7 +23,7 @@ def _show_figures_inline() -> None:
         return
     from matplotlib.figure import Figure
 
-    from course.ui import figure_png
+    from course.figures import figure_png
 
     shell.display_formatter.formatters["image/png"].for_type(Figure, figure_png)
 

@@ -1,23 +1,62 @@
-"""The course's diagrams: figures a learner needs before running anything (`make assets`).
+"""The course's figures: how every figure is sized and rendered, and the diagrams of `assets/`.
+
+Every course figure is a matplotlib `Figure` (no pyplot, no global state), so one module holds
+what they share: `fitted_figure` sizes a figure for a notebook cell (its PNG is shown at its
+natural size, so 10 pt text stays 10 pt on screen), `integer_ticks` keeps axes of counts on
+whole numbers, and `figure_png` renders deterministic PNG bytes. The widget shell (`course.ui`),
+the lessons' plots and the diagrams below all use them; none of it needs ipywidgets.
 
 Learner copies of the notebooks carry no outputs, so the diagrams that carry the story stand in
-the markdown as PNG files in `assets/`, drawn here with the same matplotlib `Figure` API as every
-other course figure (no pyplot, no global state). `scripts/make_assets.py` saves them and
+the markdown as PNG files in `assets/`, drawn here. `scripts/make_assets.py` saves them and
 tests/test_assets.py redraws them to prove the committed files are not stale.
 
 Each diagram states only what the notebook that shows it already says, so none spoils an
 exercise: the dispatcher's path does not list which dispatch keys run (notebook 05 asks that),
 and the Placeholder's lost write is drawn for notebook 06, after the cause is known.
-Each axes is laid out in inches (1 data unit = 1 inch), so sizes read directly.
+Each diagram's axes is laid out in inches (1 data unit = 1 inch), so sizes read directly.
 """
 
 from __future__ import annotations
 
+import io
 from collections.abc import Callable, Sequence
 
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 from matplotlib.patches import FancyBboxPatch, Rectangle
+from matplotlib.ticker import MaxNLocator
+
+CELL_WIDTH_PX = 900  # JupyterLab's code-cell output area at its default window size is ~950 px
+DPI = 90
+
+
+def fitted_figure(width_px: int = CELL_WIDTH_PX, height_px: int = 320) -> Figure:
+    """A Figure whose PNG is shown at its natural size inside a notebook cell, never shrunk.
+
+    Matplotlib sizes in inches; a notebook shows the PNG at DPI pixels per inch, so a figure made
+    here fits the cell area and its 10 pt text is 10 pt on screen.
+    """
+    width_px = min(width_px, CELL_WIDTH_PX)
+    return Figure(figsize=(width_px / DPI, height_px / DPI), layout="constrained")
+
+
+def integer_ticks(ax: Axes, axis: str = "x") -> None:
+    """Whole-number ticks on an axis of counts (steps, runs): never 2.5, and one tick is enough
+    for an axis of a single step."""
+    if axis not in ("x", "y"):
+        raise ValueError(f"axis={axis!r}; allowed: 'x' or 'y'")
+    target = ax.xaxis if axis == "x" else ax.yaxis
+    target.set_major_locator(MaxNLocator(integer=True, min_n_ticks=1))
+
+
+def figure_png(fig: Figure, dpi: int = DPI) -> bytes:
+    """Render a matplotlib figure to PNG bytes (deterministic: no timestamp metadata)."""
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=dpi, bbox_inches="tight", metadata={"Software": None})
+    return buf.getvalue()
+
+
+# --- the diagrams of assets/ --------------------------------------------------------------------
 
 INK = "#333333"
 MUTED = "#666666"

@@ -9,24 +9,26 @@ and the figure it replaces is cleared, so a stale picture never sits under an er
 
 Long work (training, auditing) runs inside `panel.working("Training...")`: the panel's controls
 are disabled and a status line appears at once; `panel.progress` is a `(done, total, value)`
-callback that updates that line. A repeated click with unchanged settings says so instead of
-silently doing nothing. Figures are sized for the notebook's cell area with `fitted_figure`.
+callback that updates that line. A draw function reaches its panel by declaring a `panel`
+parameter: the panel passes itself, from the very first drawing (made once the panel is built),
+so no widget needs to smuggle the panel into its own callback. A repeated click with unchanged
+settings says so instead of silently doing nothing. Figures are sized and rendered by
+`course.figures` (matplotlib only); this module is the ipywidgets half.
 """
 
 from __future__ import annotations
 
 import contextlib
 import html
-import io
+import inspect
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 
 import ipywidgets as widgets
-from matplotlib.axes import Axes
 from matplotlib.figure import Figure
-from matplotlib.ticker import MaxNLocator
 
 from course.errors import CourseError
+from course.figures import figure_png, fitted_figure, integer_ticks
 
 
 @dataclass
@@ -35,34 +37,6 @@ class Drawing:
 
     figure: Figure | None = None
     html: str = ""
-
-
-CELL_WIDTH_PX = 900  # JupyterLab's code-cell output area at its default window size is ~950 px
-DPI = 90
-FONT_PT = 10  # legends and ticks stay readable because figures are drawn at their shown size
-
-
-def fitted_figure(width_px: int = CELL_WIDTH_PX, height_px: int = 320) -> Figure:
-    """A Figure whose PNG is shown at its natural size inside a notebook cell, never shrunk.
-
-    Matplotlib sizes in inches; the panel shows the PNG at DPI pixels per inch, so a figure made
-    here fits the cell area and its 10 pt text is 10 pt on screen.
-    """
-    width_px = min(width_px, CELL_WIDTH_PX)
-    return Figure(figsize=(width_px / DPI, height_px / DPI), layout="constrained")
-
-
-def integer_ticks(ax: Axes, axis: str = "x") -> None:
-    """Whole-number ticks on an axis of counts (steps, runs): never 2.5 or 7.5."""
-    target = ax.xaxis if axis == "x" else ax.yaxis
-    target.set_major_locator(MaxNLocator(integer=True))
-
-
-def figure_png(fig: Figure, dpi: int = DPI) -> bytes:
-    """Render a matplotlib figure to PNG bytes (deterministic: no timestamp metadata)."""
-    buf = io.BytesIO()
-    fig.savefig(buf, format="png", dpi=dpi, bbox_inches="tight", metadata={"Software": None})
-    return buf.getvalue()
 
 
 def message_html(text: str, kind: str = "error") -> str:
@@ -103,7 +77,11 @@ def _cell_wrap(text: str) -> str:
 
 
 class Panel(widgets.VBox):
-    """Controls on top, a figure and a text area below; redraws whenever a control changes."""
+    """Controls on top, a figure and a text area below; redraws whenever a control changes.
+
+    `draw` is called with each control's value by name, and with `panel=` this panel when it
+    declares a parameter of that name (to work inside `panel.working(...)` and report progress).
+    """
 
     def __init__(
         self,
@@ -115,6 +93,9 @@ class Panel(widgets.VBox):
     ) -> None:
         self.controls = dict(controls)
         self._draw = draw
+        self._gets_panel = "panel" in inspect.signature(draw).parameters
+        if "panel" in self.controls:
+            raise ValueError("a control may not be named 'panel': draw functions receive the panel")
         # natural size (flex-start), not stretched to the notebook's width and blurred
         natural = widgets.Layout(max_width="100%", align_self="flex-start")
         self.image = widgets.Image(format="png", layout=natural)
@@ -141,7 +122,7 @@ class Panel(widgets.VBox):
             + [self.status, self.message, self.image, self.text]
         )
         self.add_class("course-panel")  # the browser tests find every panel by this class
-        self.redraw()
+        self.redraw()  # the panel is whole now: a draw function may use it from the first drawing
 
     def __repr__(self) -> str:  # the text a stored notebook shows before its cell has run
         names = ", ".join(self.controls)
@@ -183,8 +164,9 @@ class Panel(widgets.VBox):
 
     def redraw(self) -> None:
         """Call the draw function with the controls' values and show what it returns."""
+        extra = {"panel": self} if self._gets_panel else {}
         try:
-            drawing = self._draw(**self.values())
+            drawing = self._draw(**self.values(), **extra)
         except CourseError as exc:
             self._show_error(str(exc))
             return
@@ -214,11 +196,11 @@ def widget_check() -> Panel:
     """A tiny slider that proves widgets render: moving it redraws a bar chart of n squares."""
 
     def draw(n: int) -> Drawing:
-        fig = Figure(figsize=(4, 1.8))
+        fig = fitted_figure(360, 170)
         ax = fig.add_subplot()
         ax.bar(range(1, n + 1), [i * i for i in range(1, n + 1)], color="#1f5fa8")
         ax.set(title=f"squares of 1..{n}", xlabel="i", ylabel="i²")
-        fig.tight_layout()
+        integer_ticks(ax)
         return Drawing(fig, message_html(f"Widgets work: the slider says {n}.", "ok"))
 
     slider = widgets.IntSlider(value=4, min=1, max=12, description="n")

@@ -20,8 +20,7 @@ from pathlib import Path
 import numpy as np
 from PIL import Image
 
-from course.figures import FIGURES
-from course.ui import figure_png
+from course.figures import FIGURES, figure_png
 
 ROOT = Path(__file__).resolve().parents[1]
 ASSETS = ROOT / "assets"

@@ -4,20 +4,10 @@ from __future__ import annotations
 
 import ipywidgets as widgets
 import pytest
-from matplotlib.figure import Figure
 
 from course.errors import CourseError
-from course.ui import (
-    CELL_WIDTH_PX,
-    DPI,
-    Drawing,
-    Panel,
-    figure_png,
-    fitted_figure,
-    html_table,
-    integer_ticks,
-    widget_check,
-)
+from course.figures import fitted_figure
+from course.ui import Drawing, Panel, html_table, widget_check
 
 
 def _panel(button: str | None = None) -> tuple[Panel, list[int]]:
@@ -93,18 +83,26 @@ def test_working_restores_controls_after_an_error():
     assert not panel.button.disabled and not panel.controls["n"].disabled
 
 
-def test_fitted_figures_fit_the_cell_area():
-    fig = fitted_figure(5000, 300)
-    assert fig.get_size_inches()[0] * DPI == pytest.approx(CELL_WIDTH_PX)
+def test_a_draw_function_that_asks_for_its_panel_gets_it_from_the_first_drawing():
+    seen: list[tuple[bool, str]] = []
+
+    def draw(n: int, panel: Panel) -> Drawing:
+        with panel.working(f"Working on {n}..."):
+            panel.progress(1, 2)
+            seen.append((panel.controls["n"].disabled, panel.status.value))
+        return Drawing(html=f"<p>{n}</p>")
+
+    panel = Panel({"n": widgets.IntText(value=1)}, draw, button="Run")
+    assert len(seen) == 1 and seen[0][0] and "working: 1/2" in seen[0][1]
+    assert panel.error == "" and panel.text.value == "<p>1</p>" and panel.status.value == ""
+    panel.controls["n"].value = 2
+    panel.button.click()
+    assert len(seen) == 2 and panel.text.value == "<p>2</p>"
 
 
-def test_integer_ticks_on_step_axes():
-    fig = Figure()
-    ax = fig.add_subplot()
-    ax.plot([1, 2, 3, 4], [1, 2, 3, 4])
-    integer_ticks(ax)
-    figure_png(fig)
-    assert all(float(t).is_integer() for t in ax.get_xticks())
+def test_a_control_may_not_take_the_panels_name():
+    with pytest.raises(ValueError, match="'panel'"):
+        Panel({"panel": widgets.IntText()}, lambda panel: Drawing())
 
 
 def test_tables_keep_short_words_whole_and_scroll_instead_of_overflowing():

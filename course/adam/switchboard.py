@@ -18,10 +18,10 @@ from dataclasses import dataclass
 
 import ipywidgets as widgets
 from matplotlib.figure import Figure
-from matplotlib.ticker import MaxNLocator
 
 from course import emps
 from course.errors import CourseError, require_range
+from course.figures import fitted_figure, integer_ticks
 from course.story import plateau
 from course.story.sae import require_int
 from course.ui import Drawing, Panel, html_table
@@ -194,7 +194,7 @@ def outcome_table(results: list[Outcome]) -> str:
 
 def outcome_figure(results: list[Outcome], highlight: str | None = None) -> Figure:
     """One panel per case, side by side: how far the encoder moved after each step (log scale)."""
-    fig = Figure(figsize=(2.3 * max(len(results), 2), 2.6), layout="constrained")
+    fig = fitted_figure(210 * max(len(results), 2), 240)
     axes = fig.subplots(1, len(results), sharey=True, squeeze=False)[0]  # 1 case: still a row
     for ax, outcome in zip(axes, results, strict=True):
         change = [c if math.isfinite(c) else float("nan") for c in outcome.encoder_change]
@@ -205,7 +205,7 @@ def outcome_figure(results: list[Outcome], highlight: str | None = None) -> Figu
         ax.set_title(f"{outcome.case.label}: {outcome.verdict}", fontsize=9, fontweight=bold)
         ax.set_xlabel("step")
         ax.set_xlim(0.5, len(shown) + 0.5)  # also for a single step
-        ax.xaxis.set_major_locator(MaxNLocator(integer=True, min_n_ticks=1))
+        integer_ticks(ax)
     axes[0].set_ylabel("max |encoder - initial|")
     fig.suptitle("dashed: 100 x lr (above: an explosion); frozen: at the floor", fontsize=8)
     return fig
@@ -219,15 +219,13 @@ def switchboard() -> Panel:
         "steps": widgets.IntSlider(value=RUN["steps"], min=1, max=60, description="steps"),
     }
 
-    holder: list[Panel] = []  # the panel, once built: training shows its progress there
-
-    def draw(addcmul_broken: bool, addcdiv_broken: bool, steps: int) -> Drawing:
+    def draw(addcmul_broken: bool, addcdiv_broken: bool, steps: int, panel: Panel) -> Drawing:
         case = find_case(addcmul_broken, addcdiv_broken)
-        if holder and not is_cached(case, steps):
-            with holder[0].working(f"Training '{case.label}' for {steps} steps ..."):
-                chosen = run_case(case, steps, progress=holder[0].progress)
-        else:
+        if is_cached(case, steps):
             chosen = run_case(case, steps)
+        else:
+            with panel.working(f"Training '{case.label}' for {steps} steps ..."):
+                chosen = run_case(case, steps, progress=panel.progress)
         shown = [run_case(c, steps) for c in CASES if is_cached(c, steps)]
         note = (
             f"<p><b>{chosen.case.label}</b> {chosen.verdict}: {chosen.case.why}.</p>"
@@ -236,6 +234,4 @@ def switchboard() -> Panel:
         )
         return Drawing(outcome_figure(shown, chosen.case.label), note + outcome_table(shown))
 
-    panel = Panel(controls, draw, title="Per-op bug switchboard (emulated MPS)", button="Run")
-    holder.append(panel)
-    return panel
+    return Panel(controls, draw, title="Per-op bug switchboard (emulated MPS)", button="Run")

@@ -398,19 +398,18 @@ def audit_panel(profile: str | None = None, layout: str = "transposed") -> Panel
         "dtype": widgets.Dropdown(options=[*DTYPES, "all"], value="float32", description="dtype"),
         "show_ok": widgets.Checkbox(value=False, description="show ok rows"),
     }
-    built: list[Panel] = []  # the panel draws once while it is being built, before it exists
 
-    def draw(**values) -> Drawing:
-        if not built:
-            return draw_audit(**values)
-        panel = built[0]
-        with panel.working(f"Auditing on {values['device']}..."):
+    def draw(device: str, layout: str, dtype: str, show_ok: bool, panel: Panel) -> Drawing:
+        with panel.working(f"Auditing on {device}..."):
             return draw_audit(
-                **values, progress=lambda done, total, _op: panel.progress(done, total)
+                device,
+                layout,
+                dtype,
+                show_ok,
+                progress=lambda done, total, _op: panel.progress(done, total),
             )
 
-    built.append(Panel(controls, draw, title="Layout auditor", button="Audit"))
-    return built[0]
+    return Panel(controls, draw, title="Layout auditor", button="Audit")
 
 
 def draw_audit(

@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from matplotlib.figure import Figure
 
 from course.audit.judge import VERDICTS, AuditResult
+from course.figures import fitted_figure
 from course.tables import text_table as format_table
 
 
@@ -83,12 +84,11 @@ def flagged_figure(results_by_device: dict[str, Sequence[AuditResult]]) -> Figur
         ]
         for op in ops
     ]  # (ops, devices)
-    fig = Figure(figsize=(1.6 + 1.3 * len(results_by_device), 0.9 + 0.3 * len(ops)))
+    fig = fitted_figure(150 + 120 * len(results_by_device), 80 + 28 * len(ops))
     ax = fig.add_subplot()
     image = ax.imshow(grid, cmap="Reds", vmin=0, aspect="auto")
     ax.set_xticks(range(len(results_by_device)), list(results_by_device), rotation=20, fontsize=8)
     ax.set_yticks(range(len(ops)), ops, fontsize=8)
     fig.colorbar(image, ax=ax, label="(overload, dtype, layout) results flagged")
     ax.set_title("Where writes go wrong", fontsize=9)
-    fig.tight_layout()
     return fig

@@ -92,7 +92,7 @@ def report(figures: dict[str, object]) -> str:
 
 def save_plot(path: str, main: Run, reference: Run) -> None:
     """Loss curves and the weight-change plot, stacked in one PNG."""
-    from course.ui import figure_png
+    from course.figures import figure_png
 
     with open(path, "wb") as out:
         out.write(

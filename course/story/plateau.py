@@ -22,6 +22,8 @@ from course.story.training import History, check_args, train
 if TYPE_CHECKING:  # matplotlib loads in the figure functions: `python -m course plateau`
     from matplotlib.figure import Figure  # without --plot never needs it
 
+FIGURE_PX = (630, 290)  # width, height: a loss curve reads well at 2/3 of a notebook cell
+
 DEVICES = ("emps", "cpu", "mps")
 QUICK = {"steps": 200, "batch_size": 128, "lr": 3e-3}  # the default experiment: seconds on 2 cores
 # What each emulated stack is called in front of a learner: versions only. (A profile's own
@@ -177,32 +179,28 @@ def loss_figure(runs: dict[str, Run], title: str = "Training loss", log: bool = 
     """Loss curves of several runs, overlaid (a plateau is a curve that flattens too high).
 
     `log=False` draws the loss on a linear scale, where a flattening tail looks flat."""
-    from matplotlib.figure import Figure
-    from matplotlib.ticker import MaxNLocator
+    from course.figures import fitted_figure, integer_ticks
 
-    fig = Figure(figsize=(7, 3.2))
+    fig = fitted_figure(*FIGURE_PX)
     ax = fig.add_subplot()
     for label, one in runs.items():
         ax.plot(one.history.loss, label=label, linewidth=1.2)
     ax.set(xlabel="step", ylabel="reconstruction loss", title=title)
     ax.set_yscale("log" if log else "linear")
-    ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+    integer_ticks(ax)
     ax.legend(fontsize=8)
-    fig.tight_layout()
     return fig
 
 
 def change_figure(one: Run) -> Figure:
     """Max |w - w0| per step for encoder and decoder: a frozen tensor is a flat zero."""
-    from matplotlib.figure import Figure
-    from matplotlib.ticker import MaxNLocator
+    from course.figures import fitted_figure, integer_ticks
 
-    fig = Figure(figsize=(7, 3.2))
+    fig = fitted_figure(*FIGURE_PX)
     ax = fig.add_subplot()
     for name in ("encoder.weight", "decoder.weight"):
         ax.plot(one.history.change[name], label=name, linewidth=1.5)
     ax.set(xlabel="step", ylabel="max |w - w0|", title="How far each weight moved from its start")
-    ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+    integer_ticks(ax)
     ax.legend(fontsize=8)
-    fig.tight_layout()
     return fig

@@ -15,9 +15,10 @@ from dataclasses import dataclass
 import ipywidgets as widgets
 from matplotlib.figure import Figure
 
+from course.figures import fitted_figure, integer_ticks
 from course.story.plateau import Run, run
 from course.story.training import SCHEDULES
-from course.ui import Drawing, Panel, fitted_figure, html_table, integer_ticks, message_html
+from course.ui import Drawing, Panel, html_table, message_html
 
 HIDDEN_SIZES = (768, 1536, 3072)
 KS = (8, 16, 32, 64)
@@ -95,16 +96,17 @@ def sweep_widget(first: Run | None = None, steps: int = STEPS) -> Panel:
     runs: dict[Setting, Run] = {}
     if first is not None:
         runs[Setting()] = first
-    holder: list[Panel] = []  # the panel, once built: training reports its progress there
 
-    def draw(lr: float, k: int, hidden: int, schedule: str, aux_weight: float) -> Drawing:
+    def draw(
+        lr: float, k: int, hidden: int, schedule: str, aux_weight: float, panel: Panel
+    ) -> Drawing:
         setting = Setting(lr, k, hidden, schedule, aux_weight)
         note = ""
         if setting in runs:
             number = list(runs).index(setting) + 1
             note = f"Run #{number} already used these settings: change a knob to train another."
         else:
-            runs[setting] = _train_in(holder, setting, steps)
+            runs[setting] = _train_in(panel, setting, steps)
         table = html_table(sweep_rows(runs))
         legend = (
             "<p>final loss: the mean over the last 10% of the steps (one step's loss "
@@ -122,16 +124,11 @@ def sweep_widget(first: Run | None = None, steps: int = STEPS) -> Panel:
         "schedule": widgets.Dropdown(options=SCHEDULES, value="constant", description="schedule"),
         "aux_weight": widgets.Dropdown(options=AUX_WEIGHTS, value=0.0, description="aux loss"),
     }
-    panel = Panel(controls, draw, title="Hyperparameter sweep (emulated MPS)", button="Train")
-    holder.append(panel)
-    return panel
+    return Panel(controls, draw, title="Hyperparameter sweep (emulated MPS)", button="Train")
 
 
-def _train_in(holder: list[Panel], setting: Setting, steps: int) -> Run:
+def _train_in(panel: Panel, setting: Setting, steps: int) -> Run:
     """Train inside the panel's `working` block: status at once, progress, controls disabled."""
-    if not holder:  # the first drawing, while the panel is being built
-        return train_setting(setting, steps)
-    panel = holder[0]
     described = ", ".join(f"{k} {v}" for k, v in setting.row().items())
     with panel.working(f"Training ({described}): {steps} steps ..."):
         return train_setting(setting, steps, panel.progress)
