@@ -202,7 +202,7 @@ register(
 NON_CONTIGUOUS_OUTPUTS = {
     "transposed",
     "step-sliced",
-    "permuted-3d",
+    "permuted",
     "channels-last",
     "out=transposed",
 }

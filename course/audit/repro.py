@@ -14,6 +14,7 @@ import torch
 
 from course.audit.args import SHAPES, AuditOp, Call, dtype_name
 from course.audit.judge import TOLERANCE
+from course.layout.named import DIMS
 
 # How `y` (what the op writes) is made on device D from the contiguous CPU values `x`.
 _OUTPUT = {
@@ -22,7 +23,7 @@ _OUTPUT = {
     "transposed": "y = torch.empty(48, 32, dtype={dt}, device={d}).T.copy_(x)",
     "step-sliced": "y = torch.empty(32, 96, dtype={dt}, device={d})[:, ::2].copy_(x)",
     "storage-offset": "y = torch.empty(1543, dtype={dt}, device={d})[7:].view(32, 48).copy_(x)",
-    "permuted-3d": "y = torch.empty(16, 8, 12, dtype={dt}, device={d}).permute(1, 2, 0).copy_(x)",
+    "permuted": "y = torch.empty(16, 8, 12, dtype={dt}, device={d}).permute(1, 2, 0).copy_(x)",
     "channels-last": "y = x.to({d}, copy=True).contiguous(memory_format=torch.channels_last)",
     "out=transposed": "y = torch.full((48, 32), {poison}, dtype={dt}, device={d}).T",
 }
@@ -36,13 +37,7 @@ def reproduction(op: AuditOp, call: Call, layout: str, device: str, emulated: st
             f"python -m course audit --device {emulated} --op {op.name.removeprefix('aten::')} "
             f"--dtype {dtype} --layout {layout}"
         )
-    shape = (
-        SHAPES[3]
-        if layout == "permuted-3d"
-        else SHAPES[4]
-        if layout == "channels-last"
-        else SHAPES[2]
-    )
+    shape = SHAPES[DIMS.get(layout, 2)]
     d, dt = repr(device), f"torch.{dtype}"
     names, tensors = _names(call)
     parts = ["import torch", "torch.manual_seed(0)", f"x = {_self(op, call, shape)}"]

@@ -53,7 +53,7 @@ def _first(t: torch.Tensor) -> str:
 def fix_variants() -> list[tuple[str, torch.Tensor]]:
     """The outputs a fixed kernel is tried on: four 2-d layouts and a permuted 3-d one."""
     flat = layouts((4, 6), ("contiguous", "transposed", "step-sliced", "storage-offset"))
-    return [*flat.items(), *layouts((2, 3, 4), ("permuted-3d",), seed=1).items()]
+    return [*flat.items(), *layouts((2, 3, 4), ("permuted",), seed=1).items()]
 
 
 CLONE_NOTE = (
@@ -214,7 +214,7 @@ register(
 REDESIGN_LAYOUTS = {  # the non-contiguous ones first: a lost write is the worse mistake
     "transposed": (3, 4),
     "step-sliced": (3, 4),
-    "permuted-3d": (2, 3, 4),
+    "permuted": (2, 3, 4),
     "storage-offset": (3, 4),
     "contiguous": (3, 4),
 }

@@ -21,56 +21,26 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
+from functools import partial
 
 import torch
 
 from course import emps
 from course.emps.mps_kernels import KernelCall, gather_compute_scatter
 from course.errors import CourseError
+from course.layout.named import LAYOUTS, has_layout, is_dense
 
 BUG_FREE_PROFILE = "fixed-macos14"  # no historical bugs: the planted one is the only one
 
 
-def is_dense(t: torch.Tensor) -> bool:
-    """Whether the elements fill their memory span without gaps (contiguous up to a permutation)."""
-    span = 1 + sum(
-        (size - 1) * stride for size, stride in zip(t.shape, t.stride(), strict=True) if size > 1
-    )
-    return t.numel() == 0 or span == t.numel()
-
-
-def _channels_last(t: torch.Tensor) -> bool:
-    return (
-        t.dim() == 4
-        and not t.is_contiguous()
-        and t.is_contiguous(memory_format=torch.channels_last)
-    )
-
-
-# The layout conditions a learner chooses from (check_culprit). Each is a predicate on the
-# tensor a kernel writes; "any-non-contiguous" is the story's condition, offered as a choice
+# The conditions a learner chooses from (check_culprit): the course's named layouts an output
+# can have, plus a dtype. "any-non-contiguous" is the story's condition, offered as a choice
 # because it is the obvious guess, and no mystery case uses it.
 CONDITIONS: dict[str, tuple[str, Callable[[torch.Tensor], bool]]] = {
-    "transposed": (
-        "a 2-D output stored column by column (stride (1, rows)), e.g. w.T",
-        lambda t: t.dim() == 2 and is_dense(t) and not t.is_contiguous(),
-    ),
-    "step-sliced": (
-        "an output with gaps between its elements, e.g. w[:, ::2]",
-        lambda t: not is_dense(t),
-    ),
-    "storage-offset": (
-        "an output that starts after the beginning of its storage, e.g. w[4:]",
-        lambda t: t.storage_offset() != 0,
-    ),
-    "channels-last": (
-        "a 4-D output in channels_last memory format",
-        _channels_last,
-    ),
-    "permuted": (
-        "a 3-D or higher output whose dimensions are permuted (not channels_last)",
-        lambda t: t.dim() >= 3 and is_dense(t) and not t.is_contiguous() and not _channels_last(t),
-    ),
+    **{
+        name: (LAYOUTS[name], partial(has_layout, layout=name))
+        for name in ("transposed", "step-sliced", "storage-offset", "channels-last", "permuted")
+    },
     "bfloat16": (
         "an output of dtype bfloat16, whatever its layout",
         lambda t: t.dtype == torch.bfloat16,

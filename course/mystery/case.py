@@ -32,6 +32,7 @@ from course import emps
 from course.errors import CourseError, require_choice
 from course.exercises import _INSTRUCTOR as INSTRUCTOR_STATE
 from course.exercises import NOT_ATTEMPTED, Text, Verdict, failed, passed
+from course.layout.named import require_layout
 from course.mystery import hints
 from course.mystery.bugs import (
     CONDITIONS,
@@ -358,7 +359,7 @@ class Case:
         if _blank(op) or _blank(layout):
             return _not_attempted()
         name = _normalised_op(op)
-        require_choice("layout", layout, LAYOUT_CONDITIONS)
+        layout = require_layout(layout, LAYOUT_CONDITIONS)
         bug = self._spec.bug
         yours = f"{name} on {layout}"
         if name == bug.op and layout == bug.condition:

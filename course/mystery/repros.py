@@ -13,54 +13,26 @@ from collections.abc import Callable
 import torch
 
 from course import emps
+from course.layout.named import laid_out
 
-Layout = Callable[[torch.Tensor], torch.Tensor]
 InPlace = Callable[[torch.Tensor], object]
-
-
-def transposed(values: torch.Tensor) -> torch.Tensor:
-    """The same 2-D values stored column by column (stride (1, rows))."""
-    return values.T.contiguous().T
-
-
-def channels_last(values: torch.Tensor) -> torch.Tensor:
-    """The same 4-D values in channels_last memory format."""
-    return values.contiguous(memory_format=torch.channels_last)
-
-
-def permuted(values: torch.Tensor) -> torch.Tensor:
-    """The same 3-D values with permuted strides (dense, not contiguous, not channels_last)."""
-    return values.permute(2, 0, 1).contiguous().permute(1, 2, 0)
-
-
-def offset(values: torch.Tensor) -> torch.Tensor:
-    """The same values, contiguous, starting 5 elements into a larger storage of other numbers."""
-    storage = torch.randn(values.numel() + 5, dtype=values.dtype).to(values.device)
-    out = storage[5:].view(values.shape)
-    out.copy_(values)
-    return out
-
-
-def contiguous(values: torch.Tensor) -> torch.Tensor:
-    """The values as they are (a contiguous copy)."""
-    return values.clone()
 
 
 def differs(
     op: InPlace,
-    layout: Layout,
+    layout: str,
     shape: tuple[int, ...],
     dtype: torch.dtype = torch.float32,
     shift: float = 2.0,
 ) -> bool:
-    """Whether `op` on an output laid out by `layout` gives other values on the device than on CPU.
+    """Whether `op` on an output of a named `layout` gives other values on the device than on CPU.
 
     The values are random around `shift`: non-zero by default, so "wrote nothing" is visible.
     """
     values = (torch.randn(shape) + shift).to(dtype)
-    on_cpu = layout(values.clone())
+    on_cpu = laid_out(values, layout)
     op(on_cpu)
-    on_device = layout(values.to(emps.DEVICE))
+    on_device = laid_out(values, layout, emps.DEVICE)
     op(on_device)
     return not torch.equal(on_device.cpu(), on_cpu)
 
@@ -106,59 +78,59 @@ def masked_fill(out: torch.Tensor) -> None:
 
 def lerp_on_transposed() -> bool:
     """lerp_ into a column-major 2-D output."""
-    return differs(lerp, transposed, (6, 4))
+    return differs(lerp, "transposed", (6, 4))
 
 
 def addcdiv_on_channels_last() -> bool:
     """addcdiv_ into a channels_last 4-D output."""
-    return differs(addcdiv, channels_last, (2, 3, 4, 5))
+    return differs(addcdiv, "channels-last", (2, 3, 4, 5))
 
 
 def add_on_transposed() -> bool:
     """add_ of a scalar into a column-major 2-D output."""
-    return differs(add_scalar, transposed, (6, 4))
+    return differs(add_scalar, "transposed", (6, 4))
 
 
 def relu_on_channels_last() -> bool:
     """relu_ of a channels_last 4-D tensor (values of both signs)."""
-    return differs(relu, channels_last, (2, 3, 4, 5), shift=0.0)
+    return differs(relu, "channels-last", (2, 3, 4, 5), shift=0.0)
 
 
 def masked_fill_on_channels_last() -> bool:
     """masked_fill_ of a channels_last 4-D tensor."""
-    return differs(masked_fill, channels_last, (2, 3, 4, 5))
+    return differs(masked_fill, "channels-last", (2, 3, 4, 5))
 
 
 def lerp_on_channels_last() -> bool:
     """lerp_ into a channels_last 4-D output."""
-    return differs(lerp, channels_last, (2, 3, 4, 5))
+    return differs(lerp, "channels-last", (2, 3, 4, 5))
 
 
 def mul_on_offset() -> bool:
-    """mul_ of a contiguous view that starts 5 elements into its storage."""
-    return differs(mul, offset, (4, 6))
+    """mul_ of a contiguous view that starts 7 elements into its storage."""
+    return differs(mul, "storage-offset", (4, 6))
 
 
 def addcdiv_on_offset() -> bool:
-    """addcdiv_ into a contiguous view that starts 5 elements into its storage."""
-    return differs(addcdiv, offset, (4, 6))
+    """addcdiv_ into a contiguous view that starts 7 elements into its storage."""
+    return differs(addcdiv, "storage-offset", (4, 6))
 
 
 def lerp_on_bfloat16() -> bool:
     """lerp_ into a contiguous bfloat16 output."""
-    return differs(lerp, contiguous, (6, 4), torch.bfloat16)
+    return differs(lerp, "contiguous", (6, 4), torch.bfloat16)
 
 
 def addcdiv_on_bfloat16() -> bool:
     """addcdiv_ into a contiguous bfloat16 output."""
-    return differs(addcdiv, contiguous, (6, 4), torch.bfloat16)
+    return differs(addcdiv, "contiguous", (6, 4), torch.bfloat16)
 
 
 def add_on_permuted() -> bool:
     """add_ of a tensor into a permuted 3-D output."""
-    return differs(add_tensor, permuted, (3, 4, 5))
+    return differs(add_tensor, "permuted", (3, 4, 5))
 
 
 def mul_on_permuted() -> bool:
     """mul_ of a permuted 3-D output."""
-    return differs(mul, permuted, (3, 4, 5))
+    return differs(mul, "permuted", (3, 4, 5))

@@ -49,9 +49,9 @@ def test_buggy_kernel_loses_writes_only_on_non_contiguous_outputs():
             )
 
 
-@pytest.mark.parametrize("layout", ["step-sliced", "storage-offset", "permuted-3d"])
+@pytest.mark.parametrize("layout", ["step-sliced", "storage-offset", "permuted"])
 def test_to_emulated_keeps_strides_and_offset(layout):
-    shape = (2, 3, 4) if layout == "permuted-3d" else (4, 6)
+    shape = (2, 3, 4) if layout == "permuted" else (4, 6)
     cpu = placeholder_lab.layouts(shape, (layout,))[layout]
     copy = placeholder_lab.to_emulated(cpu)
     assert copy.stride() == cpu.stride() and copy.storage_offset() == cpu.storage_offset()

@@ -93,6 +93,11 @@ def test_the_right_culprit_passes_however_the_op_is_spelled(case, op):
     assert case.check_culprit(op, "transposed").passed
 
 
+def test_torchs_channels_last_spelling_names_the_channels_last_condition():
+    spec = next(spec for spec in POOL if spec.bug.condition == "channels-last")
+    assert open_case(0, case_id=spec.id).check_culprit(spec.bug.op, "channels_last").passed
+
+
 @pytest.mark.parametrize(
     "op, layout, says",
     [

@@ -29,11 +29,11 @@ OP_CALLS = {
     "mul": repros.mul,
 }
 LAYOUTS = {
-    "transposed": (repros.transposed, (6, 4), torch.float32),
-    "channels-last": (repros.channels_last, (2, 3, 4, 5), torch.float32),
-    "storage-offset": (repros.offset, (4, 6), torch.float32),
-    "bfloat16": (repros.contiguous, (6, 4), torch.bfloat16),
-    "permuted": (repros.permuted, (3, 4, 5), torch.float32),
+    "transposed": ("transposed", (6, 4), torch.float32),
+    "channels-last": ("channels-last", (2, 3, 4, 5), torch.float32),
+    "storage-offset": ("storage-offset", (4, 6), torch.float32),
+    "bfloat16": ("contiguous", (6, 4), torch.bfloat16),
+    "permuted": ("permuted", (3, 4, 5), torch.float32),
 }
 WRONG_LAYOUT = {
     "transposed": "permuted",

@@ -121,7 +121,7 @@ VARIANTS: tuple[tuple[str, tuple[int, ...], str, str], ...] = (
     ("a transposed output", (4, 6), "transposed", "contiguous"),
     ("a step-sliced output", (4, 6), "step-sliced", "contiguous"),
     ("an output with a storage offset", (4, 6), "storage-offset", "contiguous"),
-    ("a permuted 3-d output", (2, 3, 4), "permuted-3d", "contiguous"),
+    ("a permuted 3-d output", (2, 3, 4), "permuted", "contiguous"),
     ("a 1-d step-sliced output", (9,), "step-sliced", "contiguous"),
     ("a contiguous output and transposed inputs", (5, 3), "contiguous", "transposed"),
     ("a transposed output and step-sliced inputs", (3, 5), "transposed", "step-sliced"),

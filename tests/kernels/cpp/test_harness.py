@@ -152,7 +152,7 @@ def test_correctness_rows_and_dispatcher(compiled):
     [
         ("transposed", "contiguous", (300, 200)),
         ("contiguous", "transposed", (130, 129)),
-        ("permuted-3d", "contiguous", (3, 130, 140)),
+        ("permuted", "contiguous", (3, 130, 140)),
         ("channels-last", "contiguous", (2, 3, 40, 50)),
         ("transposed", "expanded", (257, 129)),
         ("step-sliced", "transposed", (5, 300)),
