@@ -9,7 +9,7 @@ device, against a reference computed on the CPU (an independent one where possib
 
 Layouts (the shape of what the op writes, unless said otherwise):
 - `contiguous`: the control; on the CPU it also catches a kernel that is wrong everywhere;
-- `transposed`, `step-sliced`, `permuted-3d`, `channels-last` (4-D): non-contiguous outputs;
+- `transposed`, `step-sliced`, `permuted` (3-D), `channels-last` (4-D): non-contiguous outputs;
 - `storage-offset`: contiguous, but starting inside its storage;
 - `expanded`: a contiguous output, every tensor *input* broadcast with stride 0;
 - `out=transposed`: the op's `out=` variant (`add.out` for `add_.Tensor`) into a transposed `out`.
@@ -66,7 +66,8 @@ from course.audit.report import flagged_ops, summary, summary_line, table_rows, 
 from course.audit.repro import reproduction
 from course.devices import mps_available
 from course.errors import CourseError
-from course.layout.named import laid_out
+from course.layout.named import ALIASES, DIMS, laid_out, require_layout
+from course.layout.named import LAYOUTS as NAMED_LAYOUTS
 from course.ui import Drawing, Panel, html_table
 
 if TYPE_CHECKING:
@@ -84,17 +85,7 @@ __all__ = [
     "summary",
 ]
 
-LAYOUTS = (
-    "contiguous",
-    "transposed",
-    "step-sliced",
-    "permuted-3d",
-    "storage-offset",
-    "channels-last",
-    "expanded",
-    "out=transposed",
-)
-_DIMS = {"permuted-3d": 3, "channels-last": 4}  # every other layout is 2-D
+LAYOUTS = (*NAMED_LAYOUTS, "out=transposed")  # course.layout.named's, then the out= variant
 FINDINGS = ("silent-no-write", "wrong-values", "error")  # the results that get a reproduction
 
 
@@ -151,17 +142,14 @@ def require_layouts(layouts: str | list[str] | None) -> list[str]:
     layouts = [layouts] if isinstance(layouts, str) else layouts
     if not isinstance(layouts, (list, tuple)) or not layouts:
         raise CourseError(f"layouts must be a name or a non-empty list of names, not {layouts!r}")
-    for layout in layouts:
-        if layout not in LAYOUTS:
-            raise CourseError(f"unknown layout {layout!r}; choose from: {', '.join(LAYOUTS)}")
-    return list(layouts)
+    return [require_layout(layout, LAYOUTS) for layout in layouts]
 
 
 def layout_rows() -> list[dict[str, object]]:
     """What each audit layout makes strided: which tensor, its shape and strides, contiguity."""
     rows = []
     for layout in LAYOUTS:
-        shape = SHAPES[_DIMS.get(layout, 2)]
+        shape = SHAPES[DIMS.get(layout, 2)]
         named = {"out=transposed": "transposed"}.get(layout, layout)
         tensor = laid_out(torch.zeros(shape), named)
         which = {"expanded": "every input", "out=transposed": "out="}.get(layout, "self")
@@ -257,13 +245,13 @@ def _applies(op: AuditOp, call: Call, layout: str) -> bool:
 
 def _variant(call: Call, layout: str) -> Call:
     """The call a layout runs: the same values in its shape, or with row-constant inputs."""
-    variant = call.shaped(SHAPES[_DIMS.get(layout, 2)])
+    variant = call.shaped(SHAPES[DIMS.get(layout, 2)])
     return variant.expanded() if layout == "expanded" else variant
 
 
 def _reference_key(layout: str) -> str:
     """Layouts that see the same values share one reference computation."""
-    return layout if layout in ("expanded", *_DIMS) else "contiguous"
+    return layout if layout in ("expanded", *DIMS) else "contiguous"
 
 
 def _audit_layout(op: AuditOp, call: Call, layout: str, where: Target, expected) -> AuditResult:
@@ -349,7 +337,10 @@ def cli(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(prog="python -m course audit", description=cli.__doc__)
     parser.add_argument("--device", default="cpu", help="cpu, cuda, mps, emulated[:PROFILE]")
     parser.add_argument(
-        "--layout", action="append", choices=LAYOUTS, help="only this layout (repeatable)"
+        "--layout",
+        action="append",
+        choices=[*LAYOUTS, *ALIASES],
+        help="only this layout (repeatable)",
     )
     parser.add_argument("--dtype", action="append", choices=list(DTYPES), help="only this dtype")
     parser.add_argument("--op", action="append", help="audit only this op (repeatable)")
@@ -389,8 +380,7 @@ def audit_panel(profile: str | None = None, layout: str = "transposed") -> Panel
     from course import emps
 
     profile = emps.get_profile(profile or emps.DEFAULT_PROFILE).name
-    if layout not in (*LAYOUTS, "all"):
-        raise CourseError(f"unknown layout {layout!r}; choose from: {', '.join(LAYOUTS)}, all")
+    layout = require_layout(layout, (*LAYOUTS, "all"))
     devices = [f"emulated:{name}" for name in emps.PROFILES] + ["cpu"]
     controls = {
         "device": widgets.Dropdown(options=devices, value=f"emulated:{profile}", description="on"),
@@ -420,8 +410,7 @@ def draw_audit(
     progress: Callable[[int, int, str], None] | None = None,
 ) -> Drawing:
     """The auditor's results as a colour table, findings first, with a summary line."""
-    if layout not in (*LAYOUTS, "all"):
-        raise CourseError(f"unknown layout {layout!r}; choose from: {', '.join(LAYOUTS)}, all")
+    layout = require_layout(layout, (*LAYOUTS, "all"))
     key = (device, layout, dtype)
     if key not in _AUDITS:
         layouts = None if layout == "all" else [layout]
