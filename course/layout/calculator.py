@@ -16,7 +16,7 @@ from dataclasses import dataclass, replace
 
 import torch
 
-from course.errors import CourseError
+from course.errors import CourseError, require_shape
 from course.layout.opchain import Op
 from course.layout.view_or_copy import (
     contiguous_strides,
@@ -44,7 +44,7 @@ class Layout:
     @classmethod
     def contiguous(cls, shape: tuple[int, ...], storage_id: int = 0) -> Layout:
         """A fresh row-major tensor of `shape` (what torch.empty(shape) makes)."""
-        shape = require_shape(shape)
+        shape = require_shape("shape", shape, smallest=0, max_elements=None)
         return cls(shape, contiguous_strides(shape), 0, math.prod(shape), storage_id)
 
     @classmethod
@@ -53,9 +53,25 @@ class Layout:
         size = tensor.untyped_storage().nbytes() // tensor.element_size()
         return cls(tuple(tensor.shape), tuple(tensor.stride()), tensor.storage_offset(), size)
 
+    @classmethod
+    def strided(cls, shape: tuple[int, ...], stride: tuple[int, ...], offset: int = 0) -> Layout:
+        """Any strides over the smallest storage that holds every element (as notebook 04 draws
+        layouts: shape, stride and offset, the storage implied)."""
+        shape, stride = tuple(shape), tuple(stride)
+        span = sum((n - 1) * s for n, s in zip(shape, stride, strict=True))
+        return cls(shape, stride, offset, offset + 1 + span if math.prod(shape) else offset)
+
+    def __str__(self) -> str:
+        return f"shape {self.shape}, stride {self.stride}, offset {self.offset}"
+
     @property
     def numel(self) -> int:
         return math.prod(self.shape)
+
+    def tensor(self) -> torch.Tensor:
+        """A real tensor with this layout over `arange`: each element's value is its address."""
+        storage = torch.arange(max(self.storage_size, 1))
+        return storage.as_strided(self.shape, self.stride, self.offset)
 
     def is_contiguous(self) -> bool:
         """torch's rule (TensorImpl::compute_contiguous): row-major, ignoring size-1 dims."""
@@ -99,26 +115,6 @@ class Layout:
                     f"(allowed 0 to {size - 1})"
                 )
         return self.offset + sum(i * s for i, s in zip(index, self.stride, strict=True))
-
-
-MAX_DIMS = 8  # more dims than any lesson needs; torch allows 64, a typo should not
-
-
-def require_shape(shape: object) -> tuple[int, ...]:
-    """A shape as a tuple of sizes >= 0, or a CourseError naming the bad value.
-
-    Why not just `tuple(shape)`: a string such as "3,4" would become ('3', ',', '4'), and a -1
-    (which `view` accepts as "infer") would make a negative storage size.
-    """
-    ok = isinstance(shape, (tuple, list, torch.Size)) and len(shape) <= MAX_DIMS
-    if not ok or not all(isinstance(s, int) and not isinstance(s, bool) for s in shape):
-        raise CourseError(
-            f"shape {shape!r} is not allowed: give a tuple of at most {MAX_DIMS} whole "
-            "numbers, like (4, 6)"
-        )
-    if any(s < 0 for s in shape):
-        raise CourseError(f"shape {tuple(shape)} is not allowed: every size must be >= 0")
-    return tuple(shape)
 
 
 def explain_contiguity(layout: Layout) -> str:

@@ -5,13 +5,13 @@ contiguity rule, the layout after `.T`, a step slice and a permute). A few hand-
 would let a half-right rule through, so each checker draws a few hundred random layouts from a
 seeded generator (never the learner's global RNG), asks real torch for every answer, and reports
 the *smallest* layout where the learner's function disagrees: the easiest case to redo by hand.
-Layouts of every kind are drawn: contiguous, offset, permuted, step-sliced, size-1 dims with odd
-strides, empty tensors, expanded (stride 0) and arbitrary strides.
+Layouts of every kind are drawn: contiguous, storage-offset, permuted, step-sliced, size-1 dims
+with odd strides, empty tensors, expanded (stride 0) and arbitrary strides. Each is a
+`course.layout.calculator.Layout`, the one layout type of the course.
 """
 
 from __future__ import annotations
 
-import math
 import random
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -19,50 +19,27 @@ from dataclasses import dataclass
 import torch
 
 from course.exercises import SCAFFOLD
+from course.layout.calculator import Layout
 from course.layout.view_or_copy import contiguous_strides
 
-Dims = tuple[int, ...]
-KINDS = ("contiguous", "offset", "permuted", "step-sliced", "size-1", "empty", "expanded", "any")
+# the kinds of random layout drawn; the first four are course.layout.named's names
+KINDS = (
+    "contiguous",
+    "storage-offset",
+    "permuted",
+    "step-sliced",
+    "size-1",
+    "empty",
+    "expanded",
+    "any",
+)
 
 
-@dataclass(frozen=True)
-class View:
-    """A layout as notebook 04 writes it: shape, stride and storage offset (in elements)."""
-
-    shape: Dims
-    stride: Dims
-    offset: int
-
-    def __str__(self) -> str:
-        return f"shape {self.shape}, stride {self.stride}, offset {self.offset}"
-
-    @property
-    def numel(self) -> int:
-        return math.prod(self.shape)
-
-    @property
-    def size_key(self) -> tuple[int, ...]:
-        """What "smallest" means: fewer dims, then non-empty before empty (an empty tensor is
-        the easiest case to get right by accident and the hardest to picture), then fewer
-        elements, smaller strides and offset."""
-        return (len(self.shape), not self.numel, self.numel, sum(self.stride), self.offset)
-
-    def storage_size(self) -> int:
-        """Elements the storage needs so that every element of the view lies inside it."""
-        if not self.numel:
-            return self.offset
-        return (
-            self.offset + 1 + sum((n - 1) * s for n, s in zip(self.shape, self.stride, strict=True))
-        )
-
-    def tensor(self) -> torch.Tensor:
-        """A real tensor with this layout over `arange`: each element's value is its address."""
-        storage = torch.arange(max(self.storage_size(), 1))
-        return storage.as_strided(self.shape, self.stride, self.offset)
-
-    @classmethod
-    def of(cls, tensor: torch.Tensor) -> View:
-        return cls(tuple(tensor.shape), tuple(tensor.stride()), tensor.storage_offset())
+def size_key(layout: Layout) -> tuple[int, ...]:
+    """What "smallest" means: fewer dims, then non-empty before empty (an empty tensor is the
+    easiest case to get right by accident and the hardest to picture), then fewer elements,
+    smaller strides and offset."""
+    return (len(layout.shape), not layout.numel, layout.numel, sum(layout.stride), layout.offset)
 
 
 def _sizes(rng: random.Random, ndim: int, empty: bool = False) -> list[int]:
@@ -72,11 +49,11 @@ def _sizes(rng: random.Random, ndim: int, empty: bool = False) -> list[int]:
     return sizes
 
 
-def random_view(rng: random.Random, kind: str, ndim: int) -> View:
+def random_layout(rng: random.Random, kind: str, ndim: int) -> Layout:
     """One random layout of the given kind (see KINDS) with `ndim` dims."""
     shape = _sizes(rng, ndim, empty=kind == "empty")
     stride = list(contiguous_strides(tuple(shape)))
-    offset = rng.randint(1, 6) if kind in ("offset", "any") else 0
+    offset = rng.randint(1, 6) if kind in ("storage-offset", "any") else 0
     if kind == "permuted":
         order = rng.sample(range(ndim), ndim)
         shape, stride = [shape[d] for d in order], [stride[d] for d in order]
@@ -91,28 +68,27 @@ def random_view(rng: random.Random, kind: str, ndim: int) -> View:
         stride[rng.randrange(ndim)] = 0
     elif kind == "any":
         stride = [rng.randint(0, 12) for _ in range(ndim)]
-    return View(tuple(shape), tuple(stride), offset)
+    return Layout.strided(tuple(shape), tuple(stride), offset)
 
 
-def random_views(
+def random_layouts(
     count: int = 300, seed: int = 0, ndims: tuple[int, int] = (1, 4), kinds=KINDS
-) -> list[View]:
+) -> list[Layout]:
     """`count` distinct random layouts (a private generator: the global RNG is untouched)."""
     rng = random.Random(seed)
-    found: dict[View, None] = {}
+    found: dict[Layout, None] = {}
     for _ in range(count * 4):
-        view = random_view(rng, rng.choice(kinds), rng.randint(*ndims))
-        found.setdefault(view)
+        found.setdefault(random_layout(rng, rng.choice(kinds), rng.randint(*ndims)))
         if len(found) == count:
             break
-    return sorted(found, key=lambda v: v.size_key)
+    return sorted(found, key=size_key)
 
 
 @dataclass(frozen=True)
 class Case:
     """One hidden variant: the arguments the learner's function gets, and torch's answer."""
 
-    view: View
+    layout: Layout
     args: tuple
     expected: object
     label: str  # the arguments in words, for messages
@@ -132,58 +108,60 @@ class Mismatch:
 def address_cases(seed: int = 1) -> list[Case]:
     """address(index, stride, offset): one random element of each non-empty layout."""
     rng, cases = random.Random(seed), []
-    for view in random_views(seed=seed):
-        if not view.numel:
+    for layout in random_layouts(seed=seed):
+        if not layout.numel:
             continue
-        index = tuple(rng.randrange(size) for size in view.shape)
-        label = f"index {index} of a tensor with {view}"
-        slot = view.tensor()[index].item()  # the value *is* the address (storage = arange)
-        cases.append(Case(view, (index, view.stride, view.offset), slot, label))
+        index = tuple(rng.randrange(size) for size in layout.shape)
+        label = f"index {index} of a tensor with {layout}"
+        slot = layout.tensor()[index].item()  # the value *is* the address (storage = arange)
+        cases.append(Case(layout, (index, layout.stride, layout.offset), slot, label))
     return cases
 
 
 def contiguity_cases(seed: int = 2) -> list[Case]:
     """is_contiguous(shape, stride), as torch's Tensor.is_contiguous() answers it."""
     return [
-        Case(view, (view.shape, view.stride), view.tensor().is_contiguous(), str(view))
-        for view in random_views(seed=seed)
+        Case(layout, (layout.shape, layout.stride), layout.tensor().is_contiguous(), str(layout))
+        for layout in random_layouts(seed=seed)
     ]
 
 
 def transpose_cases(seed: int = 3) -> list[Case]:
     """.T of 2-d layouts (torch deprecates .T on other ranks): (shape, stride, offset) after."""
-    views = random_views(count=120, seed=seed, ndims=(2, 2))
-    return [_view_case(v, (v.shape, v.stride, v.offset), v.tensor().T, str(v)) for v in views]
+    layouts = random_layouts(count=120, seed=seed, ndims=(2, 2))
+    return [_layout_case(v, (v.shape, v.stride, v.offset), v.tensor().T, str(v)) for v in layouts]
 
 
 def step_slice_cases(seed: int = 4) -> list[Case]:
     """x[..., start:stop:step] on one dim, with 0 <= start <= stop <= size and step >= 1."""
     rng, cases = random.Random(seed), []
-    for view in random_views(count=200, seed=seed):
-        dim = rng.randrange(len(view.shape))
-        size = view.shape[dim]
+    for layout in random_layouts(count=200, seed=seed):
+        dim = rng.randrange(len(layout.shape))
+        size = layout.shape[dim]
         start = rng.randint(0, size)
         stop, step = rng.randint(start, size), rng.randint(1, 3)
         index = (slice(None),) * dim + (slice(start, stop, step),)
-        label = f"{view}, sliced [{start}:{stop}:{step}] along dim {dim}"
-        args = (view.shape, view.stride, view.offset, dim, start, stop, step)
-        cases.append(_view_case(view, args, view.tensor()[index], label))
+        label = f"{layout}, sliced [{start}:{stop}:{step}] along dim {dim}"
+        args = (layout.shape, layout.stride, layout.offset, dim, start, stop, step)
+        cases.append(_layout_case(layout, args, layout.tensor()[index], label))
     return cases
 
 
 def permute_cases(seed: int = 5) -> list[Case]:
     """x.permute(dims) for a random order of the dims."""
     rng, cases = random.Random(seed), []
-    for view in random_views(count=150, seed=seed, ndims=(2, 4)):
-        dims = tuple(rng.sample(range(len(view.shape)), len(view.shape)))
-        args = (view.shape, view.stride, view.offset, dims)
-        cases.append(_view_case(view, args, view.tensor().permute(dims), f"{view}, permute{dims}"))
+    for layout in random_layouts(count=150, seed=seed, ndims=(2, 4)):
+        dims = tuple(rng.sample(range(len(layout.shape)), len(layout.shape)))
+        args = (layout.shape, layout.stride, layout.offset, dims)
+        cases.append(
+            _layout_case(layout, args, layout.tensor().permute(dims), f"{layout}, permute{dims}")
+        )
     return cases
 
 
-def _view_case(view: View, args: tuple, result: torch.Tensor, label: str) -> Case:
-    after = View.of(result)
-    return Case(view, args, (after.shape, after.stride, after.offset), label)
+def _layout_case(layout: Layout, args: tuple, result: torch.Tensor, label: str) -> Case:
+    after = Layout.of(result)
+    return Case(layout, args, (after.shape, after.stride, after.offset), label)
 
 
 def as_ints(value: object) -> object:
@@ -223,4 +201,4 @@ def first_mismatch(cases: list[Case], fn: Callable[..., object]) -> Mismatch | N
 
 
 def _smallest_first(cases: list[Case]) -> Iterator[Case]:
-    return iter(sorted(cases, key=lambda c: c.view.size_key))
+    return iter(sorted(cases, key=lambda c: size_key(c.layout)))

@@ -5,27 +5,30 @@ from __future__ import annotations
 import torch
 
 from course.layout import oracle
-from course.layout.oracle import View, as_ints, first_mismatch, random_views
+from course.layout.calculator import Layout
+from course.layout.oracle import as_ints, first_mismatch, random_layouts, size_key
 
 
-def test_views_are_real_tensors_whose_values_are_addresses():
-    view = View((2, 3), (1, 4), 5)
-    tensor = view.tensor()
+def test_layouts_are_real_tensors_whose_values_are_addresses():
+    layout = Layout.strided((2, 3), (1, 4), 5)
+    assert (layout.storage_size, str(layout)) == (15, "shape (2, 3), stride (1, 4), offset 5")
+    tensor = layout.tensor()
     assert (tuple(tensor.shape), tensor.stride(), tensor.storage_offset()) == ((2, 3), (1, 4), 5)
     assert tensor[1, 2].item() == 5 + 1 * 1 + 2 * 4
-    assert View((0, 3), (7, 1), 2).tensor().numel() == 0
+    assert Layout.of(tensor) == layout
+    assert Layout.strided((0, 3), (7, 1), 2).tensor().numel() == 0
 
 
-def test_random_views_cover_every_kind_and_are_deterministic():
-    views = random_views(count=300, seed=0)
-    assert views == random_views(count=300, seed=0) and len(set(views)) == 300
-    assert any(0 in v.shape for v in views) and any(0 in v.stride for v in views)
-    assert any(v.offset for v in views)
-    assert any(not v.tensor().is_contiguous() for v in views)
-    assert [v.size_key for v in views] == sorted(v.size_key for v in views)
+def test_random_layouts_cover_every_kind_and_are_deterministic():
+    layouts = random_layouts(count=300, seed=0)
+    assert layouts == random_layouts(count=300, seed=0) and len(set(layouts)) == 300
+    assert any(0 in v.shape for v in layouts) and any(0 in v.stride for v in layouts)
+    assert any(v.offset for v in layouts)
+    assert any(not v.tensor().is_contiguous() for v in layouts)
+    assert [size_key(v) for v in layouts] == sorted(size_key(v) for v in layouts)
 
 
-def test_random_views_leave_the_global_rng_alone():
+def test_random_layouts_leave_the_global_rng_alone():
     torch.manual_seed(3)
     expected = torch.rand(2)
     torch.manual_seed(3)
@@ -44,11 +47,15 @@ def test_first_mismatch_is_the_smallest_and_reports_exceptions():
     cases = oracle.contiguity_cases()
     miss = first_mismatch(cases, lambda shape, stride: True)
     assert miss is not None and not miss.case.expected
-    smaller = [c for c in cases if not c.expected and c.view.size_key < miss.case.view.size_key]
+    smaller = [
+        c for c in cases if not c.expected and size_key(c.layout) < size_key(miss.case.layout)
+    ]
     assert smaller == []
     crash = first_mismatch(cases, lambda shape, stride: shape[5])
     assert "raised IndexError" in str(crash.yours) and "yours" in str(crash)
-    assert first_mismatch(cases, lambda s, st: View(s, st, 0).tensor().is_contiguous()) is None
+    assert (
+        first_mismatch(cases, lambda s, st: Layout.strided(s, st).tensor().is_contiguous()) is None
+    )
 
 
 def test_as_ints_normalises_what_a_learner_returns():
