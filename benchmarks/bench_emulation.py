@@ -13,7 +13,7 @@ from __future__ import annotations
 import argparse
 import time
 
-from course.story import plateau
+from course.model import runs
 
 
 def best_time(device: str, init: str, steps: int, repeats: int) -> float:
@@ -21,7 +21,7 @@ def best_time(device: str, init: str, steps: int, repeats: int) -> float:
     times = []
     for _ in range(repeats):
         start = time.perf_counter()
-        plateau.run(device=device, init=init, steps=steps, progress=None)
+        runs.run(device=device, init=init, steps=steps, progress=None)
         times.append(time.perf_counter() - start)
     return min(times)
 
@@ -31,9 +31,9 @@ def main() -> None:
     parser.add_argument("--steps", type=int, default=60)
     parser.add_argument("--repeats", type=int, default=3)
     args = parser.parse_args()
-    plateau.dataset()  # build the data outside the timings
+    runs.dataset()  # build the data outside the timings
     for device in ("cpu", "emps"):  # warm up allocators and thread pools before timing
-        plateau.run(device=device, steps=3, progress=None)
+        runs.run(device=device, steps=3, progress=None)
     print(f"{'init':<11} {'cpu s':>7} {'emps s':>7} {'emps/cpu':>9}")
     for init in ("contiguous", "transposed"):
         cpu = best_time("cpu", init, args.steps, args.repeats)

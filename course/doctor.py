@@ -17,9 +17,8 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from course.catalog import LESSONS
+from course.requirements import TORCH_FLOOR, TORCH_FLOOR_TEXT
 from course.ui import html_table
-
-MIN_TORCH = (2, 10)  # the first release with the Python-backend PrivateUse1 set-up emps needs
 
 
 @dataclass
@@ -51,8 +50,8 @@ def _torch_checks() -> list[Check]:
     checks = [
         Check(
             "torch",
-            version >= MIN_TORCH,
-            f"{torch.__version__} ({build} build); the course needs >= {_dotted(MIN_TORCH)}",
+            version >= TORCH_FLOOR,
+            f"{torch.__version__} ({build} build); the course needs >= {TORCH_FLOOR_TEXT}",
         )
     ]
     devices = ["cpu"]
@@ -175,7 +174,3 @@ def cli(argv: list[str]) -> int:
     data = report()
     print(json.dumps(data, indent=2) if args.json else report_text(data))
     return 0 if all(row["verdict"] == "ready" for row in data["notebooks"]) else 1
-
-
-def _dotted(version: tuple[int, ...]) -> str:
-    return ".".join(map(str, version))

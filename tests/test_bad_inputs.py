@@ -21,22 +21,22 @@ from course.audit import core as audit
 from course.casefile import checklist
 from course.errors import CourseError
 from course.layout import calculator, named, opchain
-from course.story import plateau, sae
+from course.model import runs, sae
 
 FIXED = emps.get_profile("fixed-macos14")
 LAYOUT = calculator.Layout.contiguous((3, 4))
 API = [
     # the story: sizes and seeds a learner types
-    ("run device=mps", lambda: plateau.run(device="mps", steps=2), ["'mps'"]),
-    ("run seed=str", lambda: plateau.run(seed="x", steps=2), ["'x'", "integer"]),
-    ("run k=0", lambda: plateau.run(k=0, steps=2), ["k=0", "1 to"]),
-    ("run k huge", lambda: plateau.run(k=10**6, steps=2), ["k=1000000"]),
-    ("run steps=True", lambda: plateau.run(steps=True), ["steps=True"]),
-    ("run steps=0", lambda: plateau.run(steps=0), ["steps=0"]),
-    ("run steps huge", lambda: plateau.run(steps=10**9), ["steps=1000000000"]),
-    ("run batch huge", lambda: plateau.run(batch_size=10**7, steps=2), ["batch_size=10000000"]),
-    ("run batch=0", lambda: plateau.run(batch_size=0, steps=2), ["batch_size=0"]),
-    ("run profile", lambda: plateau.run(profile="nope", steps=2), ["'nope'", "2.2.1-macos14"]),
+    ("run device=mps", lambda: runs.run(device="mps", steps=2), ["'mps'"]),
+    ("run seed=str", lambda: runs.run(seed="x", steps=2), ["'x'", "integer"]),
+    ("run k=0", lambda: runs.run(k=0, steps=2), ["k=0", "1 to"]),
+    ("run k huge", lambda: runs.run(k=10**6, steps=2), ["k=1000000"]),
+    ("run steps=True", lambda: runs.run(steps=True), ["steps=True"]),
+    ("run steps=0", lambda: runs.run(steps=0), ["steps=0"]),
+    ("run steps huge", lambda: runs.run(steps=10**9), ["steps=1000000000"]),
+    ("run batch huge", lambda: runs.run(batch_size=10**7, steps=2), ["batch_size=10000000"]),
+    ("run batch=0", lambda: runs.run(batch_size=0, steps=2), ["batch_size=0"]),
+    ("run profile", lambda: runs.run(profile="nope", steps=2), ["'nope'", "2.2.1-macos14"]),
     ("sae d_model=0", lambda: sae.TopKSAE(d_model=0), ["d_model=0"]),
     ("sae d_model huge", lambda: sae.TopKSAE(d_model=10**7), ["d_model=10000000"]),
     # the emulated device

@@ -14,12 +14,10 @@ import torch
 from matplotlib.figure import Figure
 from matplotlib.ticker import MaxNLocator
 
-from course.adam.scratch import bias_corrections, update_moments
-from course.errors import CourseError
-from course.story.sae import require_int
+from course.adam.scratch import MAX_ADAM_STEPS, bias_corrections, update_moments
+from course.errors import CourseError, require_int
 from course.ui import Drawing, Panel, html_table
 
-MAX_STEPS = 1000
 MEAN, NOISE = 1.0, 0.5  # the stream's true mean and spread: what the moments should estimate
 
 
@@ -27,7 +25,7 @@ def gradient_stream(
     steps: int, mean: float = 1.0, noise: float = 0.5, seed: int = 0
 ) -> torch.Tensor:
     """`steps` scalar gradients scattered around `mean` (seeded: the same stream every run)."""
-    require_int("steps", steps, 1, MAX_STEPS)
+    require_int("steps", steps, 1, MAX_ADAM_STEPS)
     gen = torch.Generator().manual_seed(seed)
     return mean + noise * torch.randn(steps, generator=gen)
 
@@ -43,11 +41,11 @@ def check_betas(beta1: float, beta2: float) -> None:
 
 
 def check_steps(first: int, last: int) -> None:
-    """The step range to plot: at least two steps, within 1..MAX_STEPS."""
-    if not (1 <= first < last <= MAX_STEPS):
+    """The step range to plot: at least two steps, within 1..MAX_ADAM_STEPS."""
+    if not (1 <= first < last <= MAX_ADAM_STEPS):
         raise CourseError(
             f"step range ({first}, {last}) is not allowed: choose "
-            f"1 <= first < last <= {MAX_STEPS} (at least two steps)"
+            f"1 <= first < last <= {MAX_ADAM_STEPS} (at least two steps)"
         )
 
 
@@ -122,7 +120,7 @@ def bias_correction_widget() -> Panel:
             value=0.999, min=0.0, max=1.0, step=0.001, description="beta2", readout_format=".3f"
         ),
         "step_range": widgets.IntRangeSlider(
-            value=(1, 100), min=1, max=MAX_STEPS, description="steps"
+            value=(1, 100), min=1, max=MAX_ADAM_STEPS, description="steps"
         ),
     }
     return Panel(controls, draw, title="Bias correction: why Adam divides by 1 - beta**t")

@@ -10,7 +10,6 @@ the story's table instead of from the device fails where a later stack fixed the
 from __future__ import annotations
 
 import functools
-import textwrap
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -471,12 +470,9 @@ register_prediction(
         "output is non-contiguous?",
         ("all four", "lerp_ and mul_", "addcmul_ and addcdiv_", "none"),
         _which_ops,
-        textwrap.fill(  # printed text breaks mid-word: fit the notebook's cell
-            "addcmul_ and addcdiv_: exactly the op that writes exp_avg_sq (so it stays 0) and the "
-            "op that writes the parameter (so it never moves). lerp_ and mul_ are fine: the bug is "
-            "in two kernels, not in non-contiguous tensors as such.",
-            96,
-        ),
+        "addcmul_ and addcdiv_: exactly the op that writes exp_avg_sq (so it stays 0) and the "
+        "op that writes the parameter (so it never moves). lerp_ and mul_ are fine: the bug is "
+        "in two kernels, not in non-contiguous tensors as such.",
     )
 )
 

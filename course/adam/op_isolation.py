@@ -15,9 +15,8 @@ from dataclasses import dataclass
 import torch
 
 from course import emps
-from course.errors import require_choice
+from course.errors import require_choice, require_int, require_shape
 from course.layout.named import laid_out
-from course.story.sae import require_int, require_shape
 
 # Each op as Adam's single-tensor step calls it (see course.adam.scratch.adam_step).
 OP_CALLS: dict[str, Callable[[torch.Tensor, torch.Tensor, torch.Tensor], object]] = {
@@ -74,7 +73,7 @@ def isolate(
     """Run one op on the emulated device and say what reached its output."""
     require_choice("op", op, OPS)
     require_choice("start", start, STARTS)
-    require_shape("shape", shape)
+    require_shape("shape", shape, dims=2)
     require_int("seed", seed, 0, 2**63 - 1)
     gen = torch.Generator().manual_seed(seed)
     initial = torch.randn(shape, generator=gen) if start == "non-zero" else torch.zeros(shape)
@@ -141,7 +140,7 @@ def time_op(
 ) -> Timing:
     """Time one op on the story's encoder shape, with the emulated kernel's own clock."""
     require_choice("op", op, OPS)
-    require_shape("shape", shape)
+    require_shape("shape", shape, dims=2)
     require_int("repeats", repeats, 1, MAX_REPEATS)
     gen = torch.Generator().manual_seed(0)
     grad = torch.randn(shape, generator=gen).to(emps.DEVICE)

@@ -19,10 +19,9 @@ import torch
 
 from course import emps
 from course.dispatch.tracer import OpRecord, optimizer_state_names, trace
-from course.errors import require_choice
-from course.story.sae import require_int, require_shape
+from course.errors import require_choice, require_int, require_shape
 
-MAX_STEPS = 1000
+MAX_ADAM_STEPS = 1000  # steps of the from-scratch Adam (comparisons and gradient streams)
 
 State = dict[str, Any]
 STATE_KEYS = ("exp_avg", "exp_avg_sq")
@@ -97,7 +96,7 @@ def sample_problem(
     seed: int = 0, shape: tuple[int, int] = (6, 4), transposed: bool = True
 ) -> tuple[torch.Tensor, Callable[[torch.Tensor], Any]]:
     """A seeded parameter (transposed layout by default, like the story) and a loss to descend."""
-    require_shape("shape", shape)
+    require_shape("shape", shape, dims=2)
     require_int("seed", seed, 0, 2**63 - 1)
     gen = torch.Generator().manual_seed(seed)
     start = torch.randn(shape[::-1], generator=gen)
@@ -115,7 +114,7 @@ def compare_with_torch(
     seed: int = 0,
 ) -> Comparison:
     """Run our Adam and torch.optim.Adam side by side on copies of one parameter."""
-    require_int("steps", steps, 1, MAX_STEPS)
+    require_int("steps", steps, 1, MAX_ADAM_STEPS)
     start, loss_fn = sample_problem(seed)
     ours = start.clone().requires_grad_()
     theirs = torch.nn.Parameter(start.clone())
@@ -155,7 +154,7 @@ def traced_step(shape: tuple[int, int] = (4, 3), device: str = "emps") -> list[O
     """The aten ops of one `optimizer.step()` on a transposed parameter (the second step,
     so the state exists and can be named; the first step also runs two `zeros_like`)."""
     require_choice("device", device, ("emps", "cpu"))
-    require_shape("shape", shape)
+    require_shape("shape", shape, dims=2)
     target = emps.DEVICE if device == "emps" else "cpu"
     gen = torch.Generator().manual_seed(0)
     weight = torch.nn.Parameter(torch.randn(shape[::-1], generator=gen).T.clone().to(target))

@@ -20,10 +20,9 @@ import ipywidgets as widgets
 from matplotlib.figure import Figure
 
 from course import emps
-from course.errors import CourseError, require_range
+from course.errors import CourseError, require_int, require_range
 from course.figures import fitted_figure, integer_ticks
-from course.story import plateau
-from course.story.sae import require_int
+from course.model.runs import run
 from course.ui import Drawing, Panel, html_table
 
 BASE_PROFILE = "2.2.1-macos14"
@@ -113,8 +112,8 @@ def find_case(addcmul_broken: bool, addcdiv_broken: bool) -> Case:
 
 
 _RUNS: dict[tuple[str, int, float, int], Outcome] = {}
-MAX_STEPS = 200  # a few seconds per case
-MAX_BATCH = 1024
+MAX_CASE_STEPS = 200  # one switchboard case trains for a few seconds at most
+MAX_CASE_BATCH = 1024
 
 
 def get_case(case: Case | str) -> Case:
@@ -140,9 +139,9 @@ def run_case(
 
     `progress(done, total, loss)` follows the training, when there is any."""
     case = get_case(case)
-    require_int("steps", steps, 1, MAX_STEPS)
+    require_int("steps", steps, 1, MAX_CASE_STEPS)
     require_range("lr", lr, 1e-8, 1.0)
-    require_int("batch_size", batch_size, 1, MAX_BATCH)
+    require_int("batch_size", batch_size, 1, MAX_CASE_BATCH)
     key = (case.label, steps, lr, batch_size)
     if key not in _RUNS:
         _RUNS[key] = _train(case, steps, lr, batch_size, progress)
@@ -157,7 +156,7 @@ def is_cached(case: Case | str, steps: int = RUN["steps"]) -> bool:
 def _train(case: Case, steps: int, lr: float, batch_size: int, progress=None) -> Outcome:
     name = f"switchboard:{case.label}"
     profile = emps.get_profile(BASE_PROFILE).with_broken(case.broken, name=name)
-    result = plateau.run(
+    result = run(
         backend=emps.Backend(profile),
         init="transposed",
         steps=steps,

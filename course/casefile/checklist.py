@@ -20,8 +20,8 @@ from torch import nn
 
 from course import emps
 from course.errors import CourseError
-from course.story.plateau import dataset
-from course.story.sae import TopKSAE
+from course.model.runs import dataset
+from course.model.sae import TopKSAE
 from course.ui import html_table
 
 COLOURS = {"ok": "#d8f0d8", "warn": "#f9dfb5", "fail": "#f6c7c7"}

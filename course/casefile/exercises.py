@@ -20,7 +20,7 @@ from course.exercises import (
     register,
     register_prediction,
 )
-from course.story.sae import TopKSAE
+from course.model.sae import TopKSAE
 
 # --- 09.tie_weights ------------------------------------------------------------------------------
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from course import emps
 from course.errors import require_choice
-from course.story.plateau import Run, run
+from course.model.runs import Run, run
 from course.tables import text_table
 
 FIX_STEPS = 150  # notebook 01 trains 200; 150 keeps each run under 10 s on two cores, and the

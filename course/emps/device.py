@@ -23,6 +23,7 @@ from course.emps import ops
 from course.emps.mps_kernels import KernelCall, run_kernel
 from course.emps.optim_paths import check_fused, run_foreach
 from course.errors import CourseError
+from course.requirements import TORCH_FLOOR_TEXT
 
 DEVICE_NAME = "emps"
 DEVICE = f"{DEVICE_NAME}:0"
@@ -30,7 +31,6 @@ FLOAT64_MESSAGE = (
     "Cannot convert a MPS Tensor to float64 dtype as the MPS framework doesn't support float64. "
     "Please use float32 instead. (emulated MPS device 'emps': move to the CPU for float64)"
 )
-FLOOR = (2, 10)  # the first torch with _setup_privateuseone_for_python_backend (2.9.0 lacks it)
 _CPU = torch.device("cpu")
 _THE_DEVICE: list[torch.device] = []  # torch.device("emps:0"), once "emps" is registered
 
@@ -403,11 +403,10 @@ class _BackendModule:
 def require_torch(version: str, setup: object) -> None:
     """Refuse a torch without Python backends on PrivateUse1, naming the floor once, clearly."""
     if setup is None:
-        floor = ".".join(map(str, FLOOR))
         raise CourseError(
-            f"the emulated MPS device needs torch >= {floor}: torch {version} lacks "
+            f"the emulated MPS device needs torch >= {TORCH_FLOOR_TEXT}: torch {version} lacks "
             "torch.utils.backend_registration._setup_privateuseone_for_python_backend, which "
-            f"it is built on. Upgrade torch (pip install 'torch>={floor}'), or run the "
+            f"it is built on. Upgrade torch (pip install 'torch>={TORCH_FLOOR_TEXT}'), or run the "
             "standalone `python -m course mps-check` on a real Mac."
         )
 

@@ -17,13 +17,13 @@ from dataclasses import dataclass, field
 import torch
 
 from course import emps
-from course.errors import CourseError, require_choice
-from course.story.plateau import dataset, require_device, version_label
-from course.story.sae import TopKSAE, require_int
+from course.errors import CourseError, require_choice, require_int
+from course.model.runs import dataset, require_device, version_label
+from course.model.sae import TopKSAE
 
 ENCODER, DECODER = "encoder.weight", "decoder.weight"
 DTYPES = (torch.float32, torch.float64)
-MAX_BATCH = 4096
+MAX_BENCH_BATCH = 4096  # one experiment's batch: the course's whole dataset at most
 Update = torch.optim.Optimizer | Callable[[list[torch.nn.Parameter]], object]
 
 
@@ -129,7 +129,7 @@ def bench(
     emps.get_profile(profile)  # a CourseError listing the stacks, for an unknown name
     require_device(device)
     require_choice("dtype", dtype, DTYPES)
-    require_int("batch_size", batch_size, 1, MAX_BATCH)
+    require_int("batch_size", batch_size, 1, MAX_BENCH_BATCH)
     model = TopKSAE(d_model, n_features, k, init=init, seed=seed).to(dtype)
     with emps.use_profile(profile):
         model.to(emps.DEVICE if device == "emps" else device)

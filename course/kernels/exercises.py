@@ -40,7 +40,7 @@ from course.kernels.placeholder_lab import (
     private_backend,
     run_addcmul,
 )
-from course.story import plateau
+from course.model.runs import run
 
 
 def _first(t: torch.Tensor) -> str:
@@ -107,7 +107,7 @@ def check_fix(kernel) -> Verdict:
     if verdict is not None:
         return verdict
     backend = private_backend(under_contract(kernel, KernelNotes()))
-    summary = plateau.run(backend=backend, steps=CHECK_STEPS, progress=None).summary()
+    summary = run(backend=backend, steps=CHECK_STEPS, progress=None).summary()
     if summary["encoder_frozen"]:
         return failed(
             f"right on every layout, yet after {CHECK_STEPS} Adam steps the encoder has not moved",

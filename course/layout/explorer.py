@@ -1,4 +1,4 @@
-"""Strides you can see: the stride explorer, the encoder's layout story, notebook 04's tools.
+"""Strides you can see: the stride explorer and notebook 04's layout tables.
 
 The explorer draws a tensor's flat storage as a strip and its logical view as a grid, for a base
 shape and a chain of view operations typed as text ("T; [:, ::2]; unsqueeze(0)", parsed by
@@ -29,6 +29,7 @@ from course.layout.calculator import (
     view_verdict,
 )
 from course.layout.opchain import SYNTAX, parse_chain, parse_ints
+from course.model.encoder_layout import layout_row
 from course.tables import text_table
 from course.ui import Drawing, Panel, html_table
 
@@ -288,72 +289,16 @@ def explore(preset: str = "the encoder: decoder.weight.T") -> Panel:
     return panel
 
 
-# --- How the encoder got stride (1, 1536), and how Adam's state inherited it -------------------
-
-
-def describe(
-    what: str, tensor: torch.Tensor, base: torch.Tensor | None = None
-) -> dict[str, object]:
-    """One table row: a tensor's layout, and whether it shares storage with `base`."""
-    row = {
-        "tensor": what,
-        "shape": tuple(tensor.shape),
-        "stride": tensor.stride(),
-        "contiguous": tensor.is_contiguous(),
-        "storage": "-",
-    }
-    if tensor.dim() == 4:
-        row["channels_last"] = tensor.is_contiguous(memory_format=torch.channels_last)
-    if base is tensor:
-        row["storage"] = "the original"
-    elif base is not None:
-        same = tensor.untyped_storage().data_ptr() == base.untyped_storage().data_ptr()
-        row["storage"] = "shared (a view)" if same else "new (a copy)"
-    return row
-
-
-def encoder_layouts(d_model: int = 384, n_features: int = 1536) -> list[dict[str, object]]:
-    """The story's init and one Adam step, tensor by tensor: who is non-contiguous and why."""
-    from course.story.sae import TopKSAE
-
-    with torch.random.fork_rng(devices=[]):  # the learner's global RNG stream stays as it was
-        model = TopKSAE(d_model, n_features, k=min(32, n_features), init="transposed", seed=0)
-    decoder = model.decoder.weight.detach()
-    encoder = model.encoder.weight
-    x = torch.randn(8, d_model, generator=torch.Generator().manual_seed(0))
-    (model(x) - x).pow(2).mean().backward()
-    optimizer = torch.optim.Adam(model.parameters(), lr=1e-3)
-    optimizer.step()
-    state = optimizer.state[encoder]
-    return [
-        describe("decoder.weight", decoder, decoder),
-        describe("decoder.weight.T", decoder.T, decoder),
-        describe("decoder.weight.T.clone()", decoder.T.clone(), decoder),
-        describe(
-            "...clone(memory_format=contiguous_format)",
-            decoder.T.clone(memory_format=torch.contiguous_format),
-            decoder,
-        ),
-        describe("decoder.weight.T.contiguous()", decoder.T.contiguous(), decoder),
-        describe("encoder.weight (the story's init)", encoder.detach(), decoder),
-        describe("encoder.weight.grad", encoder.grad),
-        describe("Adam state['exp_avg']", state["exp_avg"]),
-        describe("Adam state['exp_avg_sq']", state["exp_avg_sq"]),
-        describe("torch.zeros_like(encoder.weight)", torch.zeros_like(encoder)),
-        describe("torch.zeros(encoder.weight.shape)", torch.zeros(encoder.shape)),
-    ]
-
-
 def channels_last_layouts() -> list[dict[str, object]]:
     """A second non-default layout: NCHW images stored as NHWC, kept by clone and zeros_like."""
     images = torch.arange(2 * 3 * 4 * 5.0).view(2, 3, 4, 5)  # (N, C, H, W)
     nhwc = images.to(memory_format=torch.channels_last)
     return [
-        describe("images (N, C, H, W)", images, images),
-        describe("images.to(memory_format=channels_last)", nhwc, images),
-        describe("channels_last .clone()", nhwc.clone(), nhwc),
-        describe("torch.zeros_like(channels_last)", torch.zeros_like(nhwc), nhwc),
-        describe("torch.relu(channels_last)", torch.relu(nhwc), nhwc),
-        describe("channels_last .contiguous()", nhwc.contiguous(), nhwc),
-        describe("channels_last .permute(0, 2, 3, 1)", nhwc.permute(0, 2, 3, 1), nhwc),
+        layout_row("images (N, C, H, W)", images, images),
+        layout_row("images.to(memory_format=channels_last)", nhwc, images),
+        layout_row("channels_last .clone()", nhwc.clone(), nhwc),
+        layout_row("torch.zeros_like(channels_last)", torch.zeros_like(nhwc), nhwc),
+        layout_row("torch.relu(channels_last)", torch.relu(nhwc), nhwc),
+        layout_row("channels_last .contiguous()", nhwc.contiguous(), nhwc),
+        layout_row("channels_last .permute(0, 2, 3, 1)", nhwc.permute(0, 2, 3, 1), nhwc),
     ]

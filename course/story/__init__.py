@@ -1,6 +1,7 @@
-"""The story: the TopK sparse autoencoder, its data, training, and the plateau it hits.
+"""The story: the plateau the SAE hits, and why tuning cannot make it go away.
 
-Teaches the symptom (notebook 01: the loss plateau and the sweep that cannot tune it away), and
-provides the model every later lesson experiments on (02 isolation, 08 the fixes and feature
-recovery). Lower layers (emps, layout, dispatch, kernels) never import it.
+Notebook 01's lesson: the plateau run beside its contiguous twin and their figures (`plateau`),
+the hyperparameter sweep widget (`sweep`), feature recovery (`features`, also shown by 09),
+`python -m course plateau` (`cli`) and the lesson's exercises. The model it trains lives one
+layer down in `course.model`; no package below the lessons imports this one.
 """

@@ -15,9 +15,10 @@ from pathlib import Path
 
 from course import emps
 from course.errors import CourseError
+from course.model.runs import Run, run
+from course.model.sae import INITS
 from course.progress import bar
-from course.story.plateau import Run, change_figure, loss_figure, run
-from course.story.sae import INITS
+from course.story.plateau import change_figure, loss_figure
 
 PLATEAU_RATIO = 1.5  # "plateau": final loss at least this many times the contiguous run's
 # The default comparison: a 512-feature SAE (the story's has 1536) with larger batches, so both

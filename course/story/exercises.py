@@ -9,7 +9,6 @@ models and training runs they never see: other seeds and sizes, a later stack, t
 from __future__ import annotations
 
 import functools
-import textwrap
 from collections.abc import Callable
 
 import torch
@@ -24,9 +23,9 @@ from course.exercises import (
     register,
     register_prediction,
 )
-from course.story.data import SyntheticData, make_data
-from course.story.plateau import dataset, fresh_model, trainer
-from course.story.sae import TopKSAE
+from course.model.data import SyntheticData, make_data
+from course.model.runs import dataset, fresh_model, trainer
+from course.model.sae import TopKSAE
 
 SMALL = {"d_model": 64, "n_features": 256, "k": 8}
 
@@ -321,10 +320,7 @@ register_prediction(
         "initial values?",
         ("0", "1", "2", "4"),
         _count_frozen,
-        textwrap.fill(  # printed text breaks mid-word: fit the notebook's cell
-            "One: encoder.weight, to the last bit, while its own bias and the whole decoder train. "
-            "Not a learning-rate problem: no learning rate leaves a weight exactly where it was.",
-            96,
-        ),
+        "One: encoder.weight, to the last bit, while its own bias and the whole decoder train. "
+        "Not a learning-rate problem: no learning rate leaves a weight exactly where it was.",
     )
 )

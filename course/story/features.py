@@ -1,6 +1,6 @@
 """Did the SAE learn the features it was meant to find? Ground truth from the synthetic data.
 
-`course.story.data.make_data` builds every sample from known unit directions (`.features`). An SAE
+`course.model.data.make_data` builds every sample from known unit directions (`.features`). An SAE
 that works should end up with decoder columns pointing along them; so for each true feature we
 take the best cosine similarity over all decoder columns. A frozen encoder (the bug) leaves the
 model unable to pick directions out; a fixed model recovers most of them.

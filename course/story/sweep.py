@@ -16,8 +16,8 @@ import ipywidgets as widgets
 from matplotlib.figure import Figure
 
 from course.figures import fitted_figure, integer_ticks
-from course.story.plateau import Run, run
-from course.story.training import SCHEDULES
+from course.model.runs import Run, run
+from course.model.training import SCHEDULES
 from course.ui import Drawing, Panel, html_table, message_html
 
 HIDDEN_SIZES = (768, 1536, 3072)

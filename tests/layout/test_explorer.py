@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import pytest
-import torch
 
 import course.layout.explorer as strides
 from course.errors import CourseError
@@ -12,7 +11,6 @@ from course.layout.explorer import (
     CUSTOM,
     PRESETS,
     channels_last_layouts,
-    encoder_layouts,
     explore,
     storage_values,
     trace_chain,
@@ -106,15 +104,6 @@ def test_storage_values_follow_a_copy():
     assert storage_values(view) == [0, 1, 2, 3, 4, 5]
 
 
-def test_encoder_layouts_show_the_inherited_stride():
-    rows = {row["tensor"]: row for row in encoder_layouts(d_model=8, n_features=12)}
-    assert rows["decoder.weight.T.clone()"]["stride"] == (1, 12)
-    assert rows["decoder.weight.T.clone()"]["storage"] == "new (a copy)"
-    assert rows["Adam state['exp_avg_sq']"]["stride"] == (1, 12)
-    assert rows["torch.zeros(encoder.weight.shape)"]["contiguous"] is True
-    assert rows["decoder.weight.T"]["storage"] == "shared (a view)"
-
-
 def test_channels_last_survives_clone_but_not_contiguous():
     rows = {row["tensor"]: row for row in channels_last_layouts()}
     kept = rows["images.to(memory_format=channels_last)"]["stride"]
@@ -127,14 +116,6 @@ def test_layout_tables_align_columns():
     lines = text_table(channels_last_layouts()).splitlines()
     assert lines[0].startswith("tensor") and len(lines) == 8
     assert len({line.index("(2, ") for line in lines[1:]}) == 1
-
-
-def test_encoder_layouts_leave_the_global_rng_alone():
-    torch.manual_seed(123)
-    expected = torch.rand(3)
-    torch.manual_seed(123)
-    encoder_layouts(d_model=8, n_features=12)
-    assert torch.equal(torch.rand(3), expected)
 
 
 def test_a_bad_chain_clears_the_old_figure(panel):

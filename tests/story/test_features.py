@@ -6,9 +6,9 @@ import pytest
 import torch
 
 from course.errors import CourseError
-from course.story.data import make_data
+from course.model.data import make_data
+from course.model.runs import run
 from course.story.features import best_cosines, recovered, recovery_figure
-from course.story.plateau import run
 
 
 def test_best_cosines_find_planted_directions():

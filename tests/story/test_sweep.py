@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 
+from course.model.runs import run
 from course.story import sweep
-from course.story.plateau import run
 
 
 @pytest.fixture(scope="module")

@@ -9,7 +9,7 @@ import torch
 from torch import nn
 
 from course.errors import CourseError
-from course.story.sae import TopKSAE, require_int, require_shape
+from course.model.sae import TopKSAE
 
 
 def test_transposed_init_keeps_the_transposed_strides():
@@ -75,17 +75,6 @@ def test_bad_arguments_name_the_value_and_what_is_allowed(kwargs, match):
         TopKSAE(**kwargs)
 
 
-def test_require_int_refuses_bools_and_floats():
-    assert require_int("n", 3, 1, 5) == 3
-    for bad in (True, 2.0, "2", 0, 6):
-        with pytest.raises(CourseError, match="choose an integer from 1 to 5"):
-            require_int("n", bad, 1, 5)
-
-
-def test_require_shape_bounds_both_sides_and_the_product():
-    assert require_shape("s", (3, 4)) == (3, 4)
-    for bad in ((0, 4), (3,), (3, True), "3x4", (5000, 5000)):
-        with pytest.raises(CourseError, match="two positive integers"):
-            require_shape("s", bad)
-    with pytest.raises(CourseError, match="n_features, d_model"):
+def test_a_model_too_large_for_memory_is_refused_by_its_shape():
+    with pytest.raises(CourseError, match=r"\(n_features, d_model\)=\(16000, 16000\)"):
         TopKSAE(d_model=16_000, n_features=16_000)

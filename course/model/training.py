@@ -12,14 +12,14 @@ from dataclasses import dataclass, field
 
 import torch
 
-from course.errors import require_choice, require_range
-from course.story.data import SyntheticData
-from course.story.sae import TopKSAE, require_int
+from course.errors import require_choice, require_int, require_range
+from course.model.data import SyntheticData
+from course.model.sae import TopKSAE
 
 OPTIMIZERS = ("adam", "sgd")
 SCHEDULES = ("constant", "cosine", "warmup")
-MAX_STEPS = 100_000
-MAX_BATCH = 8192  # twice the course's dataset: larger batches only repeat samples
+MAX_TRAIN_STEPS = 100_000
+MAX_TRAIN_BATCH = 8192  # twice the course's dataset: larger batches only repeat samples
 MAX_AUX_WEIGHT = 10.0
 
 
@@ -74,9 +74,9 @@ def check_args(
     optimizer: str = "adam",
 ) -> None:
     """Validate training arguments up front, naming the bad value and what is allowed."""
-    require_int("steps", steps, 1, MAX_STEPS)
+    require_int("steps", steps, 1, MAX_TRAIN_STEPS)
     require_range("lr", lr, 1e-8, 10.0)
-    require_int("batch_size", batch_size, 1, MAX_BATCH)
+    require_int("batch_size", batch_size, 1, MAX_TRAIN_BATCH)
     require_choice("schedule", schedule, SCHEDULES)
     require_int("seed", seed, 0, 2**63 - 1)
     require_range("aux_weight", aux_weight, 0.0, MAX_AUX_WEIGHT)

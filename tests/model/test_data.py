@@ -6,7 +6,7 @@ import pytest
 import torch
 
 from course.errors import CourseError
-from course.story.data import make_data
+from course.model.data import make_data
 
 
 def test_data_are_seeded_and_built_from_unit_features():

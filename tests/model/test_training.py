@@ -6,9 +6,9 @@ import pytest
 import torch
 
 from course.errors import CourseError
-from course.story.data import make_data
-from course.story.sae import TopKSAE
-from course.story.training import History, check_args, make_optimizer, train
+from course.model.data import make_data
+from course.model.sae import TopKSAE
+from course.model.training import History, check_args, make_optimizer, train
 
 DATA = make_data(128, 16, 32, 3, seed=0)
 

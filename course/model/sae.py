@@ -16,32 +16,10 @@ import math
 import torch
 from torch import nn
 
-from course.errors import CourseError, require_choice
+from course.errors import require_choice, require_int, require_shape
 
 INITS = ("transposed", "contiguous")
 MAX_WIDTH = 16_384  # d_model and n_features: far beyond the story's, bounded against typos
-MAX_WEIGHT = 1 << 24  # elements in one weight (64 MB in float32); the story's has 589,824
-
-
-def require_int(name: str, value: object, low: int, high: int) -> int:
-    """An integer (not a bool) in [low, high], or a CourseError naming the value and the range."""
-    if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
-        raise CourseError(
-            f"{name}={value!r} is not allowed: choose an integer from {low} to {high}"
-        )
-    return value
-
-
-def require_shape(name: str, shape: object, max_elements: int = MAX_WEIGHT) -> tuple[int, ...]:
-    """A 2-D shape of positive integers with at most `max_elements` elements, or a CourseError."""
-    ok = isinstance(shape, (tuple, list)) and len(shape) == 2
-    ok = ok and all(isinstance(n, int) and not isinstance(n, bool) and n >= 1 for n in shape)
-    if not ok or shape[0] * shape[1] > max_elements:
-        raise CourseError(
-            f"{name}={shape!r} is not allowed: choose two positive integers (rows, cols) "
-            f"with at most {max_elements:,} elements in all"
-        )
-    return tuple(shape)
 
 
 class TopKSAE(nn.Module):
@@ -61,7 +39,7 @@ class TopKSAE(nn.Module):
         require_int("n_features", n_features, 1, MAX_WIDTH)
         require_int("k", k, 1, n_features)
         require_int("seed", seed, 0, 2**63 - 1)
-        require_shape("(n_features, d_model)", (n_features, d_model))
+        require_shape("(n_features, d_model)", (n_features, d_model), dims=2)
         self.k = k
         self.encoder = _linear(d_model, n_features)  # weight (n_features, d_model)
         self.decoder = _linear(n_features, d_model)  # weight (d_model, n_features)

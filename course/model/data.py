@@ -11,8 +11,8 @@ from dataclasses import dataclass
 
 import torch
 
-from course.errors import CourseError, require_range
-from course.story.sae import MAX_WIDTH, require_int
+from course.errors import CourseError, require_int, require_range
+from course.model.sae import MAX_WIDTH
 
 MAX_SAMPLES = 1_000_000
 MAX_CODE_ELEMENTS = 50_000_000  # the dense codes matrix (n_samples x n_true): 200 MB at most

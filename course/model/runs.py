@@ -1,0 +1,165 @@
+"""Train the story's SAE on the emulated MPS device, as one call: the runs every lesson makes.
+
+`run()` trains one configuration and returns a `Run` whose `summary()` carries the figures the
+investigation turns on, under stable keys (also the keys of `python -m course plateau --json`).
+`fresh_model()` and `trainer()` are a run's two halves, for experiments that change something in
+between (02's isolation, 06's fixed kernel, 09's fixes). `dataset()` is the course's data, cached.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from course import emps
+from course.devices import mps_available
+from course.errors import CourseError, require_choice
+from course.model.data import SyntheticData, make_data
+from course.model.sae import TopKSAE
+from course.model.training import History, check_args, train
+from course.progress import bar
+
+DEVICES = ("emps", "cpu", "mps")
+QUICK = {"steps": 200, "batch_size": 128, "lr": 3e-3}  # the default experiment: seconds on 2 cores
+# What each emulated stack is called in front of a learner: versions only. (A profile's own
+# label names the ops it breaks, which is the investigation's answer.)
+VERSIONS = {
+    "2.2.1-macos14": "PyTorch 2.2.1 on macOS 14",
+    "2.4-macos14": "PyTorch 2.4 on macOS 14",
+    "fixed-macos14": "a recent PyTorch on macOS 14",
+    "macos15": "a recent PyTorch on macOS 15",
+}
+
+
+def version_label(profile: str | emps.Profile | None = None) -> str:
+    """The emulated stack's versions, naming nothing about its bugs (default: the active one)."""
+    name = (emps.current_profile() if profile is None else emps.get_profile(profile)).name
+    return f"{VERSIONS.get(name, name)} (emulated)"
+
+
+def require_device(device: str) -> None:
+    """One of DEVICES, and "mps" only where this machine has a real MPS device."""
+    require_choice("device", device, DEVICES)
+    if device == "mps" and not mps_available():
+        raise CourseError(
+            "device='mps' needs a real Apple-MPS device, and this machine has none "
+            "(torch.backends.mps.is_available() is False); use device='emps', the emulated one"
+        )
+
+
+@dataclass
+class Run:
+    """One training run and how it was configured."""
+
+    history: History
+    profile: str
+    init: str
+    device: str
+    model: TopKSAE | None = None  # the trained model, for experiments after training
+
+    def summary(self) -> dict[str, object]:
+        """The key figures, under stable keys."""
+        h = self.history
+        return {
+            "profile": self.profile,
+            "init": self.init,
+            "device": self.device,
+            "steps": len(h.loss),
+            "final_loss": h.final_loss,
+            "encoder_frozen": h.frozen["encoder.weight"],
+            "decoder_frozen": h.frozen["decoder.weight"],
+            "encoder_max_change": h.change["encoder.weight"][-1],
+            "decoder_max_change": h.change["decoder.weight"][-1],
+            "encoder_max_exp_avg": h.exp_avg_max.get("encoder.weight"),
+            "encoder_max_exp_avg_sq": h.exp_avg_sq_max.get("encoder.weight"),
+            "decoder_max_exp_avg_sq": h.exp_avg_sq_max.get("decoder.weight"),
+            "encoder_stride": h.layout["encoder.weight"]["stride"],
+            "decoder_stride": h.layout["decoder.weight"]["stride"],
+        }
+
+
+_DATA: dict[tuple, SyntheticData] = {}
+
+
+def dataset(d_model: int = 384, seed: int = 0) -> SyntheticData:
+    """The course's synthetic dataset (cached: every run in a process sees the same data)."""
+    key = (d_model, seed)
+    if key not in _DATA:
+        _DATA[key] = make_data(d_model=d_model, seed=seed)
+    return _DATA[key]
+
+
+def run(
+    profile: str | emps.Profile = emps.DEFAULT_PROFILE,
+    init: str = "transposed",
+    *,
+    device: str = "emps",
+    backend: emps.Backend | None = None,
+    n_features: int = 1536,
+    k: int = 32,
+    seed: int = 0,
+    data: SyntheticData | None = None,
+    **train_kwargs,
+) -> Run:
+    """Train the story's SAE once; `backend` (e.g. a learner's fixed kernel) overrides `profile`.
+
+    `data` defaults to the course's dataset; the returned Run keeps the trained model.
+    """
+    require_device(device)
+    options = {**QUICK, **train_kwargs}
+    options.setdefault("progress", bar("training"))
+    known = ("steps", "lr", "batch_size", "schedule", "aux_weight", "optimizer", "betas")
+    unknown = sorted(set(options) - set(known) - {"progress"})
+    if unknown:
+        raise CourseError(f"unknown training options {unknown}; known: {', '.join(known)}")
+    check_args(
+        options["steps"],
+        options["lr"],
+        options["batch_size"],
+        options.get("schedule", "constant"),
+        seed,
+        options.get("aux_weight", 0.0),
+        options.get("optimizer", "adam"),
+    )
+    chosen = backend or emps.Backend(emps.get_profile(profile))
+    data = data or dataset()
+    model = TopKSAE(d_model=data.x.shape[1], n_features=n_features, k=k, init=init, seed=seed)
+    with emps.use_backend(chosen):
+        model.to(emps.DEVICE if device == "emps" else device)
+        history = train(model, data, seed=seed, **options)
+    name = chosen.profile.name if device == "emps" else f"{device} (no emulation)"
+    return Run(history, name, init, device, model)
+
+
+def fresh_model(
+    profile: str | emps.Profile = emps.DEFAULT_PROFILE,
+    init: str = "transposed",
+    *,
+    device: str = "emps",
+    seed: int = 0,
+    **sizes: int,
+) -> TopKSAE:
+    """A newly initialised story model on `device` (sizes: d_model, n_features, k)."""
+    require_device(device)
+    model = TopKSAE(init=init, seed=seed, **sizes)
+    with emps.use_profile(profile):
+        return model.to(emps.DEVICE if device == "emps" else device)
+
+
+def trainer(
+    profile: str | emps.Profile = emps.DEFAULT_PROFILE, *, steps: int = 30, **train_kwargs
+) -> Callable[[TopKSAE], History]:
+    """A function that trains a model in place under `profile` (Adam and QUICK's settings by
+    default) and returns its History: the "training" step of an experiment."""
+    options = {**QUICK, "steps": steps, "progress": None, **train_kwargs}
+    check_args(options["steps"], options["lr"], options["batch_size"], "constant")
+
+    def train_in_place(model: TopKSAE) -> History:
+        with emps.use_profile(profile):
+            return train(model, dataset(d_model=_width(model)), **options)
+
+    return train_in_place
+
+
+def _width(model: TopKSAE) -> int:
+    return model.encoder.weight.shape[1]
