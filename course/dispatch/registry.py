@@ -5,6 +5,11 @@ which C++ kernel each backend uses (`dispatch:`), and whether it is a thin wrapp
 op's kernel (`structured_delegate:`). The code generator turns that file into the Python bindings
 and dispatcher registrations, which is why `Tensor.addcmul_` has no Python source to read. The
 wheel ships the file inside `torchgen`, so we read the one that built *this* torch, not a copy.
+
+The file changes between releases, and the story's part of it did: in PyTorch 2.2.1 MPS had
+out= kernels of its own for `addcmul`/`addcdiv` (`addcmul_out_mps`, MPSGraph code behind a
+Placeholder, where the writes were lost); from 2.15 MPS shares the structured kernel CPU and CUDA
+use. `mps_kernel_history` puts the story's row beside the installed one and says why they differ.
 """
 
 from __future__ import annotations
@@ -12,9 +17,11 @@ from __future__ import annotations
 import difflib
 import functools
 import importlib.util
+import textwrap
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import torch
 import yaml
 
 from course.errors import CourseError
@@ -22,6 +29,11 @@ from course.errors import CourseError
 YAML_IN_TORCHGEN = Path("packaged", "ATen", "native", "native_functions.yaml")
 # An entry without `dispatch:` or `structured_delegate:` is implicitly this (see the yaml's README).
 IMPLICIT_DISPATCH = "CompositeImplicitAutograd"
+# The story's torch, and the MPS rows its native_functions.yaml (tag v2.2.1) gave the two out=
+# kernels that lost writes (aten/src/ATen/native/mps/operations/PointwiseOps.mm). The installed
+# torch's rows are read live.
+STORY_TORCH = "2.2.1"
+STORY_MPS_KERNELS = {"addcmul.out": "addcmul_out_mps", "addcdiv.out": "addcdiv_out_mps"}
 
 
 @dataclass(frozen=True)
@@ -166,7 +178,7 @@ def kernel_entry(name: str) -> RegistryEntry:
 
 
 def backend_kernel(name: str, backend: str) -> str:
-    """The C++ kernel function the registry names for `backend` ("MPS" -> "addcmul_out_mps")."""
+    """The C++ kernel function the registry names for `backend` ("CPU" -> "addcmul_out")."""
     source = kernel_entry(name)
     table = source.backend_kernels()
     if backend in table:
@@ -191,3 +203,64 @@ def structured_family(name: str) -> list[str]:
         )
     family = [e.name for e in entries().values() if e.structured_delegate == out.name]
     return sorted(family + [out.name])
+
+
+@dataclass(frozen=True)
+class MpsKernelHistory:
+    """The MPS kernel of one of the story's out= ops in PyTorch 2.2.1 and in the installed torch."""
+
+    op: str  # the out= overload: "addcmul.out"
+    then: str  # 2.2.1's MPS kernel: "addcmul_out_mps"
+    now: str  # the installed torch's MPS kernel
+    shared_with: tuple[str, ...]  # the other backends whose row names `now` ("CPU", "CUDA", ...)
+    torch_version: str
+
+    @property
+    def own_kernel(self) -> bool:
+        """Whether MPS still has a kernel of its own (no other backend runs it)."""
+        return not self.shared_with
+
+    def why(self) -> str:
+        """Why the installed row reads as it does, next to 2.2.1's."""
+        if self.own_kernel:
+            return (
+                f"MPS still has its own {self.op} kernel, {self.now} in PointwiseOps.mm: in "
+                f"{STORY_TORCH} it handed a non-contiguous output to a Placeholder and lost the "
+                "write; from 2.4 it computes into a contiguous temporary and copies back "
+                "(notebook 06)."
+            )
+        return (
+            f"MPS now shares {self.now} with {', '.join(self.shared_with)}: that structured kernel "
+            "builds a TensorIterator (every operand's sizes and strides, the output's too) and "
+            "calls the device's stub, for which MPS registers a Metal kernel (PyTorch moved "
+            "addcmul/addcdiv from MPSGraph to Metal, pytorch/pytorch#196924). The MPS-only "
+            f"{self.then} of the story, and its Placeholder, are gone."
+        )
+
+    def __str__(self) -> str:
+        """Both rows and the reason, in lines under 100 characters (a notebook cell's width)."""
+        owner = "MPS's own" if self.own_kernel else f"shared with {', '.join(self.shared_with)}"
+        return "\n".join(
+            [
+                f"{self.op} on MPS",
+                f"  torch {STORY_TORCH} (the story): {self.then}, MPS's own",
+                f"  torch {self.torch_version} (yours): {self.now}, {owner}",
+                textwrap.fill(f"why: {self.why()}", width=96, subsequent_indent="     "),
+            ]
+        )
+
+
+def mps_kernel_history(name: str) -> MpsKernelHistory:
+    """Which MPS kernel `name` (addcmul_, addcdiv, addcmul.out ...) ran in 2.2.1 and runs now."""
+    out = kernel_entry(name)
+    if out.name not in STORY_MPS_KERNELS:
+        raise CourseError(
+            f"{name!r} runs {out.name}'s kernel; the story's MPS kernels are those of "
+            f"{' and '.join(STORY_MPS_KERNELS)} (try 'addcmul_' or 'addcdiv_')"
+        )
+    table = out.backend_kernels()
+    now = backend_kernel(out.name, "MPS")
+    shared = tuple(key for key, kernel in table.items() if kernel == now and key != "MPS")
+    return MpsKernelHistory(
+        out.name, STORY_MPS_KERNELS[out.name], now, shared, torch.__version__.split("+")[0]
+    )

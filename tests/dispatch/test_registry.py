@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 
 from course.dispatch import registry
@@ -22,8 +24,9 @@ def test_addcmul_inplace_delegates_to_the_out_kernel():
     assert out.name == "addcmul.out" and out.structured
     kernels = out.backend_kernels()
     assert kernels["CPU"] == kernels["CUDA"] == "addcmul_out"
-    assert kernels["MPS"] == "addcmul_out_mps"
-    assert registry.backend_kernel("addcmul_", "MPS") == "addcmul_out_mps"
+    # MPS's own kernel up to 2.14, the shared one from 2.15 (mps_kernel_history says why)
+    assert kernels["MPS"] in ("addcmul_out_mps", "addcmul_out")
+    assert registry.backend_kernel("addcmul_", "MPS") == kernels["MPS"]
 
 
 def test_one_out_kernel_serves_the_whole_structured_family():
@@ -65,3 +68,44 @@ def test_a_missing_yaml_is_a_clear_error(monkeypatch):
     monkeypatch.setattr(registry, "YAML_IN_TORCHGEN", registry.Path("nowhere.yaml"))
     with pytest.raises(CourseError, match="layout changed"):
         registry.yaml_path()
+
+
+def _registry_with(monkeypatch, mps_row: dict[str, str]) -> None:
+    """The live registry, with addcmul.out's dispatch rows replaced (another torch's file)."""
+    table = dict(registry.entries())
+    table["addcmul.out"] = dataclasses.replace(table["addcmul.out"], dispatch=mps_row)
+    monkeypatch.setattr(registry, "entries", lambda: table)
+
+
+@pytest.mark.parametrize(
+    "rows, now, own",
+    [
+        ({"CPU, CUDA, MTIA": "addcmul_out", "MPS": "addcmul_out_mps"}, "addcmul_out_mps", True),
+        ({"CPU, CUDA, MPS, MTIA, XPU": "addcmul_out"}, "addcmul_out", False),
+    ],
+    ids=["2.4-2.14: MPS's own", "2.15: shared"],
+)
+def test_the_mps_kernel_history_follows_the_registry(monkeypatch, rows, now, own):
+    _registry_with(monkeypatch, rows)
+    history = registry.mps_kernel_history("addcmul_")
+    assert (history.op, history.then, history.now) == ("addcmul.out", "addcmul_out_mps", now)
+    assert history.own_kernel is own
+    text = str(history)
+    assert "torch 2.2.1 (the story): addcmul_out_mps, MPS's own" in text
+    assert f"(yours): {now}" in text and all(len(line) < 100 for line in text.splitlines())
+    if own:
+        assert "still has its own" in text and "Placeholder" in text
+    else:
+        assert "shared with CPU, CUDA, MTIA, XPU" in text and "Metal" in text
+
+
+def test_the_history_reads_the_installed_torch():
+    history = registry.mps_kernel_history("addcdiv_")
+    assert history.op == "addcdiv.out" and history.then == "addcdiv_out_mps"
+    assert history.now == registry.backend_kernel("addcdiv_", "MPS")
+    assert history.torch_version == registry.torch.__version__.split("+")[0]
+
+
+def test_the_history_covers_only_the_story_ops():
+    with pytest.raises(CourseError, match="try 'addcmul_' or 'addcdiv_'"):
+        registry.mps_kernel_history("mul_.Tensor")
