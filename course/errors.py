@@ -13,6 +13,7 @@ from collections.abc import Iterable
 
 MAX_DIMS = 8  # more dims than any lesson needs; torch allows 64, a typo should not
 MAX_TYPED_ELEMENTS = 1 << 24  # one tensor a learner sizes by hand: 64 MB in float32
+MAX_SEED = 2**63 - 1  # a non-negative int64: every such seed suits torch.Generator.manual_seed
 
 
 class CourseError(ValueError):
@@ -41,6 +42,11 @@ def require_int(name: str, value: object, low: int, high: int) -> int:
             f"{name}={value!r} is not allowed: choose an integer from {low} to {high}"
         )
     return value
+
+
+def require_seed(seed: object) -> int:
+    """A seed for a private torch.Generator: an integer from 0 to MAX_SEED."""
+    return require_int("seed", seed, 0, MAX_SEED)
 
 
 def require_shape(

@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 import pytest
+import torch
 
 from course.errors import (
     MAX_DIMS,
+    MAX_SEED,
     CourseError,
     require_choice,
     require_int,
     require_range,
+    require_seed,
     require_shape,
 )
 
@@ -37,6 +40,14 @@ def test_require_int_refuses_bools_and_floats():
     for bad in (True, 2.0, "2", 0, 6):
         with pytest.raises(CourseError, match="n=.* is not allowed: choose an integer from 1 to 5"):
             require_int("n", bad, 1, 5)
+
+
+def test_require_seed_takes_what_a_torch_generator_takes():
+    assert require_seed(0) == 0 and require_seed(MAX_SEED) == MAX_SEED
+    torch.Generator().manual_seed(MAX_SEED)  # the largest seed allowed works in torch
+    for bad in (-1, MAX_SEED + 1, 1.0, "3", True):
+        with pytest.raises(CourseError, match=f"seed=.* from 0 to {MAX_SEED}"):
+            require_seed(bad)
 
 
 @pytest.mark.parametrize("bad", [(0, 4), (3,), (3, True), (3, 4.0), "3x4", None, (5000, 5000)])

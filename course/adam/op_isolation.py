@@ -15,7 +15,7 @@ from dataclasses import dataclass
 import torch
 
 from course import emps
-from course.errors import require_choice, require_int, require_shape
+from course.errors import require_choice, require_int, require_seed, require_shape
 from course.layout.named import laid_out
 
 # Each op as Adam's single-tensor step calls it (see course.adam.scratch.adam_step).
@@ -74,7 +74,7 @@ def isolate(
     require_choice("op", op, OPS)
     require_choice("start", start, STARTS)
     require_shape("shape", shape, dims=2)
-    require_int("seed", seed, 0, 2**63 - 1)
+    require_seed(seed)
     gen = torch.Generator().manual_seed(seed)
     initial = torch.randn(shape, generator=gen) if start == "non-zero" else torch.zeros(shape)
     grad, denom = torch.randn(shape, generator=gen), torch.rand(shape, generator=gen) + 0.5

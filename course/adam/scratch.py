@@ -19,7 +19,7 @@ import torch
 
 from course import emps
 from course.dispatch.tracer import OpRecord, optimizer_state_names, trace
-from course.errors import require_choice, require_int, require_shape
+from course.errors import require_choice, require_int, require_seed, require_shape
 
 MAX_ADAM_STEPS = 1000  # steps of the from-scratch Adam (comparisons and gradient streams)
 
@@ -97,7 +97,7 @@ def sample_problem(
 ) -> tuple[torch.Tensor, Callable[[torch.Tensor], Any]]:
     """A seeded parameter (transposed layout by default, like the story) and a loss to descend."""
     require_shape("shape", shape, dims=2)
-    require_int("seed", seed, 0, 2**63 - 1)
+    require_seed(seed)
     gen = torch.Generator().manual_seed(seed)
     start = torch.randn(shape[::-1], generator=gen)
     start = start.T.clone() if transposed else start.T.contiguous()  # (shape), stride (1, rows)

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 import torch
 
-from course.errors import CourseError, require_int, require_range
+from course.errors import CourseError, require_int, require_range, require_seed
 from course.model.sae import MAX_WIDTH
 
 MAX_SAMPLES = 1_000_000
@@ -41,7 +41,7 @@ def make_data(
     require_int("n_true", n_true, 1, MAX_WIDTH)
     require_int("active", active, 1, n_true)
     require_range("noise", noise, 0.0, 10.0)
-    require_int("seed", seed, 0, 2**63 - 1)
+    require_seed(seed)
     if n_samples * n_true > MAX_CODE_ELEMENTS:
         raise CourseError(
             f"n_samples={n_samples} x n_true={n_true} codes is too many; at most "

@@ -16,7 +16,7 @@ import math
 import torch
 from torch import nn
 
-from course.errors import require_choice, require_int, require_shape
+from course.errors import require_choice, require_int, require_seed, require_shape
 
 INITS = ("transposed", "contiguous")
 MAX_WIDTH = 16_384  # d_model and n_features: far beyond the story's, bounded against typos
@@ -38,7 +38,7 @@ class TopKSAE(nn.Module):
         require_int("d_model", d_model, 1, MAX_WIDTH)
         require_int("n_features", n_features, 1, MAX_WIDTH)
         require_int("k", k, 1, n_features)
-        require_int("seed", seed, 0, 2**63 - 1)
+        require_seed(seed)
         require_shape("(n_features, d_model)", (n_features, d_model), dims=2)
         self.k = k
         self.encoder = _linear(d_model, n_features)  # weight (n_features, d_model)

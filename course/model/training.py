@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 
 import torch
 
-from course.errors import require_choice, require_int, require_range
+from course.errors import require_choice, require_int, require_range, require_seed
 from course.model.data import SyntheticData
 from course.model.sae import TopKSAE
 
@@ -78,7 +78,7 @@ def check_args(
     require_range("lr", lr, 1e-8, 10.0)
     require_int("batch_size", batch_size, 1, MAX_TRAIN_BATCH)
     require_choice("schedule", schedule, SCHEDULES)
-    require_int("seed", seed, 0, 2**63 - 1)
+    require_seed(seed)
     require_range("aux_weight", aux_weight, 0.0, MAX_AUX_WEIGHT)
     require_choice("optimizer", optimizer, OPTIMIZERS)
 
