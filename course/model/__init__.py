@@ -3,6 +3,7 @@
 The layer just above the emulated device: `sae` (the model and its two inits), `data` (synthetic
 activations with known features), `training` (the loop and its per-step History), `runs` (one
 call that trains it on a profile: `run`, `fresh_model`, `trainer`, the cached `dataset`) and
-`encoder_layout` (how the encoder got its strides). Lessons 01, 02, 03, 04, 06 and 09 build on
-it; it imports only the shared pieces and `emps`, never a concept tool or a lesson.
+`encoder_layout` (how the encoder got its strides). The lessons of notebooks 01, 02, 03 and 09
+train it, 04 shows its layouts, 06's checker reruns it with the learner's kernel; it imports only
+the shared pieces and `emps`, never a concept tool or a lesson.
 """
