@@ -26,6 +26,7 @@ from dataclasses import dataclass, replace
 
 import torch
 
+from course.audit.distributions import PROBABILITIES, RANDOM_OPS, Law, law_of, unsupported
 from course.errors import CourseError
 
 SHAPES = {2: (32, 48), 3: (8, 12, 16), 4: (2, 8, 8, 12)}  # 1536 elements each: enough samples
@@ -237,10 +238,12 @@ def _names(what: str, names: object) -> list[str]:
 def build_call(op: AuditOp, dtype: torch.dtype, hint: tuple | None = None) -> Call | str:
     """Arguments under which `op` is finite and changes its output in `dtype`; or why not.
 
-    `hint` is a domain to try first (float16 reuses what float32 found).
+    `hint` is a domain to try first (float16 reuses what float32 found). Random ops get the
+    arguments `course.audit.distributions` chose for them, without running any kernel: whether
+    the op supports the dtype must not depend on the kernel under audit.
     """
-    if op.kind == "random" and dtype == torch.bool:
-        return "a random op on bool cannot be poisoned: every value is a possible sample"
+    if op.kind == "random":
+        return _random_call(op, dtype)
     domains = _domains(dtype)
     if hint in domains:
         domains = (hint, *[d for d in domains if d != hint])
@@ -282,8 +285,28 @@ def _candidate(op: AuditOp, dtype: torch.dtype, domain) -> Call | str:
             kwargs[argument.name] = value
         else:
             args.append(value)
-    self_values = poison(SHAPES[2], dtype) if op.kind == "random" else values()
-    return Call(dtype, self_values, tuple(args), kwargs, domain)
+    return Call(dtype, values(), tuple(args), kwargs, domain)
+
+
+def _random_call(op: AuditOp, dtype: torch.dtype) -> Call | str:
+    """A random op's call: its chosen arguments, probabilities for a tensor `p`, poisoned self."""
+    reason = unsupported(op.name, dtype)
+    if reason:
+        return reason
+    chosen = RANDOM_OPS[op.name].arguments
+    gen = torch.Generator().manual_seed(1)  # not the kernel's seed: p would mirror its draws
+    args, kwargs = [], {}
+    for argument in op.overload._schema.arguments[1:]:
+        if argument.name == "generator":
+            value = None  # the caller passes a private generator
+        elif argument.name in chosen:
+            value = chosen[argument.name]
+        elif _type_name(argument) == "Tensor":
+            value = _values(dtype, PROBABILITIES, gen)
+        else:
+            return f"cannot build argument {argument.name!r} of {op.name}"
+        (kwargs.__setitem__(argument.name, value) if argument.kwarg_only else args.append(value))
+    return Call(dtype, poison(SHAPES[2], dtype), tuple(args), kwargs, PROBABILITIES)
 
 
 def poison(shape: tuple[int, ...], dtype: torch.dtype) -> torch.Tensor:
@@ -345,13 +368,11 @@ def _argument(argument, values: Callable[[], torch.Tensor], scalars, count: int)
 
 
 def _observable_fraction(op: AuditOp, call: Call) -> float | str:
-    """The share of elements a correct write changes (random ops: all), or why the call failed."""
+    """The share of elements a correct write changes, or why the call failed."""
     try:
         result = expected_values(op, call)
     except Exception as exc:  # any failure means "not this dtype/domain": keep the reason
         return describe(exc)
-    if op.kind == "random":
-        return 1.0
     if result.dtype.is_floating_point and not torch.isfinite(result).all():
         return 0.0
     return (result != call.self_values).double().mean().item()
@@ -369,16 +390,16 @@ def seeded(device: str = "cpu") -> torch.Generator:
 
 
 def expected_values(op: AuditOp, call: Call) -> torch.Tensor:
-    """What `self` should hold after the call: an independent reference where one exists.
+    """What `self` should hold after a deterministic op: an independent reference where one exists.
 
     Deterministic ops are judged against their decomposition, `self.copy_(op(self, ...))`, with
     the functional twin on the CPU: another kernel entry than the in-place one under audit, so a
     CPU kernel that is wrong on every layout is still caught. (A float64 computation would be
     independent too, but rounds scalars and discontinuous ops such as `fmod` or `nextafter`
-    differently from the dtype's own arithmetic.) Random ops, and ops without a functional
-    twin, fall back to the in-place op on a contiguous CPU copy.
+    differently from the dtype's own arithmetic.) Ops without a functional twin fall back to the
+    in-place op on a contiguous CPU copy. Random ops have no expected values: see `expected`.
     """
-    if op.kind == "pointwise" and op.functional is not None:
+    if op.functional is not None:
         result = op.functional(call.self_values, *call.args, **call.kwargs)
         if not torch.can_cast(result.dtype, call.dtype):
             raise CourseError(
@@ -386,12 +407,14 @@ def expected_values(op: AuditOp, call: Call) -> torch.Tensor:
                 "an in-place op cannot store"
             )
         return result.to(call.dtype)
-    return same_kernel(op, call)
-
-
-def same_kernel(op: AuditOp, call: Call) -> torch.Tensor:
-    """The in-place op itself on a contiguous CPU copy of `self` (seeded privately)."""
     out = call.self_values.clone()
-    kwargs = {**call.kwargs, "generator": seeded()} if op.kind == "random" else call.kwargs
-    op.overload(out, *call.args, **kwargs)
+    op.overload(out, *call.args, **call.kwargs)
     return out
+
+
+def expected(op: AuditOp, call: Call) -> torch.Tensor | Law:
+    """What the judge compares with: the expected values, or the law a random op's must follow."""
+    if op.kind != "random":
+        return expected_values(op, call)
+    names = [a.name for a in op.overload._schema.arguments[1:] if not a.kwarg_only]
+    return law_of(op.name, {**dict(zip(names, call.args, strict=False)), **call.kwargs}, call.dtype)

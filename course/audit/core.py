@@ -55,18 +55,19 @@ from course.audit.args import (
     describe,
     discover,
     dtype_name,
-    expected_values,
+    expected,
     find_dtypes,
     find_ops,
     poison,
     seeded,
 )
+from course.audit.distributions import Law
 from course.audit.judge import COLOURS, VERDICTS, AuditResult, judge, unchanged
 from course.audit.report import flagged_ops, summary, summary_line, table_rows, text_table
 from course.audit.repro import reproduction
 from course.devices import mps_available
 from course.errors import CourseError
-from course.layout.named import ALIASES, DIMS, laid_out, require_layout
+from course.layout.named import ALIASES, DIMS, laid_out, require_layout, span
 from course.layout.named import LAYOUTS as NAMED_LAYOUTS
 from course.ui import Drawing, Panel, html_table
 
@@ -182,8 +183,27 @@ def audit(
     for index, op in enumerate(chosen):
         if progress is not None:
             progress(index + 1, len(chosen), op.name)
-        results += audit_op(op, shapes, kinds, where)
+        results += _reported(op, shapes, kinds, where)
     return results
+
+
+def _reported(
+    op: AuditOp, layouts: list[str], dtypes: list[torch.dtype], where: Target
+) -> list[AuditResult]:
+    """`audit_op`, but a failure of the auditor's own work is a result, never a crash.
+
+    Building values, references and verdicts runs torch kernels too (`mul`, `isclose`, `sort`);
+    when one of those is the broken one (a planted bug that fails on a wrapped scalar, say),
+    the audit of this op reports it and the sweep goes on.
+    """
+    try:
+        return audit_op(op, layouts, dtypes, where)
+    except Exception as exc:
+        detail = (
+            f"auditing it failed: {describe(exc)} (a kernel the auditor itself uses to build "
+            "values or judge them may be broken)"
+        )
+        return [AuditResult(op.name, "all", "error", detail, op.kind)]
 
 
 def audit_op(
@@ -216,20 +236,24 @@ def audit_op(
 def _audit_dtype(op: AuditOp, call: Call, layouts: list[str], where: Target):
     """The results for one dtype, or why the device does not support it.
 
-    On the CPU the reference decides which dtypes the op supports, so a kernel that raises on
-    every layout is an `error`. Elsewhere a dtype the contiguous call refuses is not supported
-    on that device (MPS has no int64 `lgamma_`, say), which is not a layout bug.
+    On the CPU, and on the emulated device (which runs the CPU's kernels), the reference decides
+    which dtypes the op supports (the functional twin, or for a random op its law), so a kernel
+    that raises on every layout is an `error`; the emulated device only refuses whole dtypes
+    (float64, as MPS did). On a real GPU a dtype the contiguous call refuses is not supported
+    there (MPS has no int64 `lgamma_`, say), which is not a layout bug.
     """
-    if where.device != "cpu":
-        try:
+    try:
+        if where.backend is not None:
+            _on_device(torch.zeros(1, dtype=call.dtype), where)
+        elif where.device != "cpu":
             _run(op, call, "contiguous", where)
-        except CourseError as exc:
-            return f"the emulated device cannot run it: {exc}"
-        except Exception as exc:
-            return f"not supported on {where.label} ({describe(exc)})"
-    expected = functools.cache(lambda key: expected_values(op, _variant(call, key)))
+    except CourseError as exc:
+        return f"the emulated device cannot run it: {exc}"
+    except Exception as exc:
+        return f"not supported on {where.label} ({describe(exc)})"
+    wanted = functools.cache(lambda key: expected(op, _variant(call, key)))
     return [
-        _audit_layout(op, call, layout, where, expected)
+        _audit_layout(op, call, layout, where, wanted)
         for layout in layouts
         if _applies(op, call, layout)
     ]
@@ -264,42 +288,86 @@ def _audit_layout(op: AuditOp, call: Call, layout: str, where: Target, expected)
         return AuditResult(op.name, layout, verdict, detail, op.kind, dtype, line)
 
     want = expected(_reference_key(layout))
-    before = _before(op, call, layout, want)
+    before = _before(call, layout, want)
     if op.kind == "pointwise" and bool(unchanged(want, before).all()):
         return result("skipped", "a correct write would change nothing with these inputs")
     try:
-        after = _run(op, call, layout, where, before)
+        after, outside = _run(op, call, layout, where, before)
     except CourseError as exc:  # the emulator's own limits, not a kernel bug
         return result("skipped", f"the emulated device cannot run it: {exc}")
     except Exception as exc:  # the kernel under audit raised: that is the finding
         return result("error", describe(exc))
-    verdict, detail = judge(before, after, want, random=op.kind == "random", scale=where.scale)
+    verdict, detail = judge(before, after, want, outside=outside, scale=where.scale)
     return result(verdict, detail)
 
 
-def _before(op: AuditOp, call: Call, layout: str, want: torch.Tensor) -> torch.Tensor:
+def _before(call: Call, layout: str, want: torch.Tensor | Law) -> torch.Tensor:
     """What the written tensor holds before the call (see Note [Observable writes])."""
+    variant = _variant(call, layout)
     if layout != "out=transposed":
-        return _variant(call, layout).self_values
+        return variant.self_values
     if call.dtype == torch.bool:
         return ~want
-    return poison(tuple(want.shape), call.dtype)
+    return poison(tuple(variant.self_values.shape), call.dtype)
+
+
+def _backend(where: Target) -> contextlib.AbstractContextManager:
+    """The emulated backend's `use_backend` block, or nothing for a real device."""
+    if where.backend is None:
+        return contextlib.nullcontext()
+    from course import emps
+
+    return emps.use_backend(where.backend)
+
+
+def _on_device(values: torch.Tensor, where: Target) -> torch.Tensor:
+    with _backend(where):
+        return values.to(where.device)
+
+
+GUARD = 32  # storage slots after every output, which a correct kernel never writes
+
+
+def _guarded(values: torch.Tensor, layout: str, device: str) -> tuple[torch.Tensor, torch.Tensor]:
+    """`values` laid out on `device` inside a storage of sentinels: (the output, its storage).
+
+    The storage holds the layout's own slots (the gap before a storage-offset tensor, the holes
+    of a step-sliced one) and GUARD more after the output; all of them hold a sentinel that
+    only a write outside the output's view can change.
+    """
+    template = laid_out(values, layout)  # the layout's sizes, strides and offset, on the CPU
+    slots = template.storage_offset() + span(template) + GUARD
+    storage = torch.full((slots,), _sentinel(values.dtype), dtype=values.dtype, device=device)
+    view = storage.as_strided(template.shape, template.stride(), template.storage_offset())
+    view.copy_(template.to(device))
+    return view, storage
+
+
+def _sentinel(dtype: torch.dtype) -> bool | int | float:
+    if dtype == torch.bool:
+        return True  # two values only: a write of True outside the view goes unseen
+    return 1234.5 if dtype.is_floating_point else 0x5A5A5A5A
+
+
+def _outside(view: torch.Tensor, storage: torch.Tensor) -> int:
+    """How many storage slots outside the view no longer hold the sentinel."""
+    inside = torch.zeros(storage.shape, dtype=torch.bool)
+    inside.as_strided(view.shape, view.stride(), view.storage_offset()).fill_(True)
+    slots = storage.cpu()
+    changed = slots != torch.full_like(slots, _sentinel(slots.dtype))
+    return int((changed & ~inside).sum())
 
 
 def _run(
     op: AuditOp, call: Call, layout: str, where: Target, before: torch.Tensor | None = None
-) -> torch.Tensor:
-    """Run the op on the target device with the layout; return what it wrote, on the CPU.
+) -> tuple[torch.Tensor, int]:
+    """Run the op on the target device with the layout: what it wrote (on the CPU), and how
+    many guard slots around the output it changed.
 
     `before` is what an `out=` tensor starts with (the poison); in-place ops start from `self`.
     """
     variant = _variant(call, layout)
-    context = contextlib.nullcontext()
-    if where.backend is not None:
-        from course import emps
-
-        context = emps.use_backend(where.backend)
-    with context:
+    with _backend(where):
         inputs = "expanded" if layout == "expanded" else "contiguous"
 
         def move(value: object) -> object:
@@ -311,13 +379,13 @@ def _run(
         if "generator" in kwargs:  # random ops draw from a private generator, never the global one
             kwargs["generator"] = seeded(where.generator_device)
         if layout == "out=transposed":
-            out = laid_out(before, "transposed", where.device)
+            out, storage = _guarded(before, "transposed", where.device)
             op.out(variant.self_values.to(where.device), *args, **kwargs, out=out)
-            return out.cpu()
-        own = "contiguous" if layout == "expanded" else layout
-        written = laid_out(variant.self_values, own, where.device)
-        op.overload(written, *args, **kwargs)
-        return written.cpu()
+        else:
+            own = "contiguous" if layout == "expanded" else layout
+            out, storage = _guarded(variant.self_values, own, where.device)
+            op.overload(out, *args, **kwargs)
+        return out.cpu(), _outside(out, storage)
 
 
 def report(results: list[AuditResult], device: str) -> dict[str, object]:

@@ -1,10 +1,11 @@
 """The auditor's verdicts: did a kernel write its output, and write it right?
 
-`judge` compares an output after the call with its values before the call and with the expected
-values. Deterministic ops must match the expected values (to a tolerance that suits the dtype);
+`judge` compares an output after the call with its values before the call and with what was
+expected. Deterministic ops must match the expected values (to a tolerance that suits the dtype);
 random ops cannot (their values legitimately depend on the layout, pytorch#166856), so they must
-overwrite every poisoned element and follow the reference's distribution (a two-sample
-Kolmogorov-Smirnov test).
+overwrite every poisoned element and follow the law their arguments define
+(`course.audit.distributions`), whatever the kernel under audit does elsewhere. Either way, a
+kernel that wrote outside its output's view (into the guard slots around it) is wrong.
 
 Note [Unchanged is not the same as equal]
     "Wrote nothing" means the output still holds, bit for bit, what it held before. Two things
@@ -21,6 +22,8 @@ from dataclasses import dataclass
 
 import torch
 
+from course.audit.distributions import Law, misfits
+
 VERDICTS = ("ok", "silent-no-write", "wrong-values", "error", "skipped")
 BUGS = ("silent-no-write", "wrong-values")
 COLOURS = {  # the widget's colour table
@@ -32,8 +35,6 @@ COLOURS = {  # the widget's colour table
 }
 # (rtol, atol) against a float64 reference rounded to the dtype: a few units in the last place
 TOLERANCE = {torch.float32: (1e-4, 1e-5), torch.float16: (4e-3, 1e-3), torch.bfloat16: (3e-2, 1e-2)}
-KS_THRESHOLD = 0.15  # two-sample Kolmogorov-Smirnov distance; same-distribution samples of 1536
-# give ~0.03, a wrong distribution (zeros, a shifted mean) gives ~0.5 and more
 
 
 def unchanged(after: torch.Tensor, before: torch.Tensor) -> torch.Tensor:
@@ -57,18 +58,28 @@ def close(a: torch.Tensor, b: torch.Tensor, scale: float = 1.0) -> torch.Tensor:
 def judge(
     before: torch.Tensor,
     after: torch.Tensor,
-    expected: torch.Tensor,
+    expected: torch.Tensor | Law,
     *,
-    random: bool = False,
+    outside: int = 0,
     scale: float = 1.0,
 ) -> tuple[str, str]:
-    """Classify one output: (verdict, detail). Random ops are judged by coverage + distribution.
+    """Classify one output: (verdict, detail).
 
-    `scale` loosens the tolerance for another device's maths (a GPU's `tan` need not match the
-    CPU's to the last bit); it never hides a lost write, which is judged by exact equality.
+    `expected` is the values a deterministic op must produce, or the `Law` a random op's values
+    must follow. `outside` counts storage slots around the output's view that changed: any is
+    wrong. `scale` loosens the tolerance for another device's maths (a GPU's `tan` need not match
+    the CPU's to the last bit); it never hides a lost write, which is judged by exact equality.
     """
-    if random:
-        return _judge_random(before, after, expected)
+    if isinstance(expected, Law):
+        verdict, detail = _judge_random(before, after, expected)
+    else:
+        verdict, detail = _judge_values(before, after, expected, scale)
+    if outside:
+        return "wrong-values", f"wrote {outside} storage slots outside its view; {detail}"
+    return verdict, detail
+
+
+def _judge_values(before: torch.Tensor, after: torch.Tensor, expected: torch.Tensor, scale: float):
     right = close(after, expected, scale)
     if right.all():
         return "ok", f"matches the reference ({int((~unchanged(expected, before)).sum())} changed)"
@@ -81,20 +92,23 @@ def judge(
     return "wrong-values", f"{wrong} of {after.numel()} elements differ from the reference{also}"
 
 
-def _judge_random(before: torch.Tensor, after: torch.Tensor, expected: torch.Tensor):
+def _judge_random(before: torch.Tensor, after: torch.Tensor, law: Law):
     unwritten = int(unchanged(after, before).sum())
     if unwritten == after.numel():
         return "silent-no-write", f"all {unwritten} elements still hold the poison"
     if unwritten:
         return "wrong-values", f"{unwritten} of {after.numel()} elements never written"
-    distance = ks_distance(after.flatten().double(), expected.flatten().double())
-    if distance > KS_THRESHOLD:
-        return "wrong-values", f"not the reference's distribution (KS {distance:.2f})"
-    return "ok", f"every element written; distribution matches (KS {distance:.2f})"
+    problems = misfits(after, law)
+    if problems:
+        return "wrong-values", "; ".join(problems)
+    return "ok", f"every element written; the values follow {law.name}"
 
 
 def ks_distance(a: torch.Tensor, b: torch.Tensor) -> float:
     """Two-sample Kolmogorov-Smirnov statistic: the largest gap between the empirical CDFs.
+
+    Notebook 08 uses it to show that a contiguous and a transposed `normal_` draw the same
+    distribution in another order; the auditor itself tests against the law (one sample).
 
     One sort of both samples; each element steps the difference of the two CDFs (scaled by
     len(a) * len(b) to stay in exact integers), read at the last of each run of equal values.

@@ -20,6 +20,7 @@ from course.audit.core import (
     summary,
 )
 from course.errors import CourseError
+from course.layout.named import span
 
 ADAM = {"aten::addcmul_", "aten::addcdiv_"}
 RANDOM = {
@@ -220,6 +221,98 @@ def test_a_planted_random_bug_writing_half_is_wrong_values():
         (result,) = audit("cpu", ops=["uniform_"], layouts=["transposed"], dtypes="float32")
     assert result.verdict == "wrong-values"
     assert "never written" in result.detail
+
+
+def _standard_normal(self, generator):
+    """Box-Muller from uniform_ draws (normal_ itself may be the planted kernel)."""
+    u1, u2 = (torch.rand(self.shape, generator=generator, dtype=torch.float64) for _ in range(2))
+    return torch.sqrt(-2 * torch.log1p(-u1)) * torch.cos(2 * torch.pi * u2)
+
+
+def normal_ignoring_std(self, mean=0.0, std=1.0, *, generator=None):
+    return self.copy_(mean + _standard_normal(self, generator))
+
+
+def normal_ignoring_mean(self, mean=0.0, std=1.0, *, generator=None):
+    return self.copy_(std * _standard_normal(self, generator))
+
+
+def exponential_ignoring_lambd(self, lambd=1.0, *, generator=None):
+    u = torch.rand(self.shape, generator=generator, dtype=torch.float64)
+    return self.copy_(-torch.log1p(-u))
+
+
+def uniform_always_raising(self, low=0.0, high=1.0, *, generator=None):
+    raise RuntimeError("planted: uniform_ always fails")
+
+
+@pytest.mark.parametrize(
+    ("name", "kernel", "verdict"),
+    [
+        ("normal_", normal_ignoring_std, "wrong-values"),
+        ("normal_", normal_ignoring_mean, "wrong-values"),
+        ("exponential_", exponential_ignoring_lambd, "wrong-values"),
+        ("uniform_", uniform_always_raising, "error"),
+    ],
+)
+def test_planted_random_bugs_are_caught_against_the_law(name, kernel, verdict):
+    with torch.library._scoped_library("aten", "IMPL") as library:
+        library.impl(name, kernel, "CPU")
+        results = audit("cpu", ops=[name])
+    assert {r.dtype for r in results} == {"float32", "float64", "float16", "bfloat16"}
+    assert {r.verdict for r in results} == {verdict}, {(r.verdict, r.detail) for r in results}
+    assert len(results) == 4 * (len(LAYOUTS) - 1)  # every layout but the expanded inputs
+    assert all(r.reproduction for r in results)
+
+
+def test_an_always_raising_random_kernel_is_an_error_on_the_emulated_device_too():
+    with torch.library._scoped_library("aten", "IMPL") as library:
+        library.impl("uniform_", uniform_always_raising, "CPU")
+        results = audit("emulated:fixed-macos14", ops=["uniform_"], dtypes="float32")
+    assert results and {r.verdict for r in results} == {"error"}
+
+
+def scribbles_after_its_view(self):
+    """neg_, plus one write into the storage slot just past its last element."""
+    self.copy_(torch.neg(self))
+    torch.Tensor.as_strided(self, (1,), (1,), self.storage_offset() + span(self)).fill_(0)
+    return self
+
+
+def fills_its_whole_span(self):
+    """neg_, written as if the output had no holes: the holes of a strided output get zeros."""
+    result = torch.neg(self)
+    torch.Tensor.as_strided(self, (span(self),), (1,), self.storage_offset()).zero_()
+    return self.copy_(result)
+
+
+def test_writes_outside_the_output_are_caught_by_guard_slots():
+    with torch.library._scoped_library("aten", "IMPL") as library:
+        library.impl("neg_", scribbles_after_its_view, "CPU")
+        after = audit("cpu", ops=["neg_"], dtypes="float32")
+    in_place = [r for r in after if r.layout != "out=transposed"]  # neg.out is not planted
+    assert {r.layout for r in in_place} == set(LAYOUTS) - {"expanded", "out=transposed"}
+    assert {r.verdict for r in in_place} == {"wrong-values"}
+    assert all("wrote 1 storage slots outside its view" in r.detail for r in in_place)
+    with torch.library._scoped_library("aten", "IMPL") as library:
+        library.impl("neg_", fills_its_whole_span, "CPU")
+        holes = audit("cpu", ops=["neg_"], dtypes="float32")
+    flagged = {r.layout for r in holes if r.flagged}
+    assert flagged == {"step-sliced"}, [(r.layout, r.verdict, r.detail) for r in holes]
+
+
+def test_a_broken_kernel_the_auditor_itself_uses_is_reported_not_a_crash():
+    def mul_failing_on_wrapped_scalars(self, other):
+        if other.dim() == 0:
+            raise AttributeError("planted: 'float' object has no attribute 'shape'")
+        return torch.ops.aten.mul.out(self, other, out=torch.empty_like(self))
+
+    with torch.library._scoped_library("aten", "IMPL") as library:
+        library.impl("mul.Tensor", mul_failing_on_wrapped_scalars, "CPU")
+        results = audit("cpu", ops=["abs_", "normal_"], dtypes="float32", layouts="transposed")
+    assert {r.op for r in results} == {"aten::abs_", "aten::normal_"}
+    assert all(r.verdict == "error" for r in results)
+    assert all("AttributeError" in r.detail and "auditor" in r.detail for r in results)
 
 
 # --- the learner's state, the environment, bad input ------------------------------------------

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import torch
 
+from course.audit.distributions import normal
 from course.audit.judge import judge, ks_distance, unchanged
 
 
@@ -49,16 +50,29 @@ def test_tolerance_follows_the_dtype_and_never_hides_a_lost_write():
     assert judge(before, before * 2 * (1 + 2e-3), before * 2)[0] == "wrong-values"
 
 
-def test_random_ops_are_judged_by_coverage_and_distribution():
+def test_random_ops_are_judged_by_coverage_and_their_law():
     gen = torch.Generator().manual_seed(0)
     poison = torch.full((1536,), float("nan"))
-    normal_a, normal_b = torch.randn(1536, generator=gen), torch.randn(1536, generator=gen)
-    assert judge(poison, normal_a, normal_b, random=True)[0] == "ok"
-    assert judge(poison, torch.zeros(1536), normal_b, random=True)[0] == "wrong-values"
-    assert judge(poison, poison.clone(), normal_b, random=True)[0] == "silent-no-write"
-    partly = torch.where(torch.arange(1536) < 100, poison, normal_a)
-    verdict, detail = judge(poison, partly, normal_b, random=True)
+    law = normal(0.3, 0.5)
+    drawn = torch.empty(1536).normal_(0.3, 0.5, generator=gen)
+    verdict, detail = judge(poison, drawn, law)
+    assert verdict == "ok" and "N(0.3, 0.5^2)" in detail
+    assert judge(poison, torch.zeros(1536), law)[0] == "wrong-values"
+    assert judge(poison, poison.clone(), law)[0] == "silent-no-write"
+    partly = torch.where(torch.arange(1536) < 100, poison, drawn)
+    verdict, detail = judge(poison, partly, law)
     assert verdict == "wrong-values" and "never written" in detail
+    ignored_std = torch.empty(1536).normal_(0.3, 1.0, generator=gen)
+    verdict, detail = judge(poison, ignored_std, law)
+    assert verdict == "wrong-values" and "variance" in detail
+
+
+def test_writes_outside_the_view_are_wrong_whatever_the_view_holds():
+    before = torch.arange(1.0, 7.0)
+    verdict, detail = judge(before, before * 2, before * 2, outside=3)
+    assert verdict == "wrong-values" and "wrote 3 storage slots outside its view" in detail
+    verdict, detail = judge(before, before.clone(), before * 2, outside=1)
+    assert verdict == "wrong-values" and "kept their old values" in detail
 
 
 def test_ks_distance_handles_ties_exactly():
