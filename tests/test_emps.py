@@ -167,6 +167,17 @@ def test_custom_broken_set_and_unknown_family():
         emps.get_profile("2.3")
 
 
+def test_a_profile_shows_a_learner_its_versions_only():
+    spoilers = ("addcmul", "addcdiv", "drop", "fixed", "random", "temporaries")
+    for profile in emps.PROFILES.values():
+        assert "macOS" in profile.label and not any(word in profile.label for word in spoilers)
+        assert "macOS" in profile.description and profile.references
+    assert emps.get_profile(emps.DEFAULT_PROFILE) is emps.TORCH_2_2_1
+    custom = emps.FIXED_MACOS14.with_broken({"addcdiv"}, name="mine")
+    assert custom.name == "mine"
+    assert custom.label == "a recent PyTorch on macOS 14, broken=['addcdiv']"
+
+
 def test_repr_names_the_device():
     assert "device='emps:0'" in repr(torch.zeros(2, device=emps.DEVICE))
 

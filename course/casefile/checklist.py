@@ -109,7 +109,7 @@ def version_findings(
     if device_type == emps.torch_device().type:
         profile = emps.current_profile()
         severity = "fail" if profile.broken else "ok"
-        findings.append(Finding("versions", "emulated profile", severity, profile.label))
+        findings.append(Finding("versions", "emulated profile", severity, profile.description))
         return findings
     if device_type != "mps":
         return findings

@@ -19,10 +19,17 @@ FUSED_RECENT = FUSED_2_4 | {"sgd"}  # pytorch#129350
 
 @dataclass(frozen=True)
 class Profile:
-    """One emulated stack: the kernel families whose writes to non-contiguous outputs are lost."""
+    """One emulated version profile: the kernel families whose writes to non-contiguous outputs
+    are lost on one real combination of PyTorch and macOS.
+
+    `name` is what code and the command line take ("2.2.1-macos14"). `label` is what a learner
+    sees: the versions only, because which ops break is the investigation's answer.
+    `description` says what breaks (for the checklist and instructors).
+    """
 
     name: str
     label: str
+    description: str
     broken: frozenset[str]
     strided_buffers: bool = False  # macOS 15: MPSGraph reads/writes strided arrays, no temporaries
     references: tuple[str, ...] = ()
@@ -41,53 +48,56 @@ class Profile:
         if unknown:
             allowed = ", ".join(sorted(ADAM_FAMILIES | RANDOM_FAMILIES))
             raise CourseError(f"unknown kernel families {sorted(unknown)}; known: {allowed}")
-        label = f"{self.label} with broken={sorted(broken) or 'none'}"
+        chosen = f"broken={sorted(broken) or 'none'}"
         return replace(
-            self, name=name or f"{self.name}+custom", label=label, broken=frozenset(broken)
+            self,
+            name=name or f"{self.name}+custom",
+            label=f"{self.label}, {chosen}",
+            description=f"{self.description} with {chosen}",
+            broken=frozenset(broken),
         )
 
 
-PROFILES: dict[str, Profile] = {
-    p.name: p
-    for p in (
-        Profile(
-            "2.2.1-macos14",
-            "PyTorch 2.2.1 on macOS 14: addcmul_/addcdiv_ and in-place random ops drop writes",
-            ADAM_FAMILIES | RANDOM_FAMILIES,
-            references=(
-                "pytorch#118115 (addcmul_/addcdiv_ on non-contiguous outputs)",
-                "pytorch#165257 (in-place random ops on non-contiguous tensors)",
-            ),
-        ),
-        Profile(
-            "2.4-macos14",
-            "PyTorch 2.4 on macOS 14: addcmul_/addcdiv_ fixed, random ops still drop writes",
-            RANDOM_FAMILIES,
-            fused_optimizers=FUSED_2_4,
-            references=(
-                "pytorch#124442 (fix: gather, compute, copy back in addc_mul_div_out_mps)",
-                "pytorch#165257 (random ops still broken)",
-            ),
-        ),
-        Profile(
-            "fixed-macos14",
-            "PyTorch with pytorch#165267 on macOS 14: no lost writes, but temporaries remain",
-            frozenset(),
-            fused_optimizers=FUSED_RECENT,
-            references=("pytorch#165267 (fix for the in-place random ops)",),
-        ),
-        Profile(
-            "macos15",
-            "A recent PyTorch on macOS 15: MPSGraph takes strided arrays, no temporaries at all",
-            frozenset(),
-            strided_buffers=True,
-            fused_optimizers=FUSED_RECENT,
-            references=("macOS 15 added strided MPSGraph arrays, making the copies unnecessary",),
-        ),
-    )
-}
-
-DEFAULT_PROFILE = "2.2.1-macos14"
+TORCH_2_2_1 = Profile(
+    "2.2.1-macos14",
+    "PyTorch 2.2.1 on macOS 14",
+    "PyTorch 2.2.1 on macOS 14: addcmul_/addcdiv_ and in-place random ops drop writes",
+    ADAM_FAMILIES | RANDOM_FAMILIES,
+    references=(
+        "pytorch#118115 (addcmul_/addcdiv_ on non-contiguous outputs)",
+        "pytorch#165257 (in-place random ops on non-contiguous tensors)",
+    ),
+)
+TORCH_2_4 = Profile(
+    "2.4-macos14",
+    "PyTorch 2.4 on macOS 14",
+    "PyTorch 2.4 on macOS 14: addcmul_/addcdiv_ fixed, random ops still drop writes",
+    RANDOM_FAMILIES,
+    fused_optimizers=FUSED_2_4,
+    references=(
+        "pytorch#124442 (fix: gather, compute, copy back in addc_mul_div_out_mps)",
+        "pytorch#165257 (random ops still broken)",
+    ),
+)
+FIXED_MACOS14 = Profile(
+    "fixed-macos14",
+    "a recent PyTorch on macOS 14",
+    "PyTorch with pytorch#165267 on macOS 14: no lost writes, but temporaries remain",
+    frozenset(),
+    fused_optimizers=FUSED_RECENT,
+    references=("pytorch#165267 (fix for the in-place random ops)",),
+)
+MACOS15 = Profile(
+    "macos15",
+    "a recent PyTorch on macOS 15",
+    "A recent PyTorch on macOS 15: MPSGraph takes strided arrays, no temporaries at all",
+    frozenset(),
+    strided_buffers=True,
+    fused_optimizers=FUSED_RECENT,
+    references=("macOS 15 added strided MPSGraph arrays, making the copies unnecessary",),
+)
+PROFILES: dict[str, Profile] = {p.name: p for p in (TORCH_2_2_1, TORCH_2_4, FIXED_MACOS14, MACOS15)}
+DEFAULT_PROFILE = TORCH_2_2_1.name  # the story's profile
 
 
 def get_profile(name: str | Profile) -> Profile:

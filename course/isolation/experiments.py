@@ -18,7 +18,7 @@ import torch
 
 from course import emps
 from course.errors import CourseError, require_choice, require_int
-from course.model.runs import dataset, require_device, version_label
+from course.model.runs import dataset, require_device
 from course.model.sae import TopKSAE
 
 ENCODER, DECODER = "encoder.weight", "decoder.weight"
@@ -151,7 +151,7 @@ def sgd(lr: float = 1e-3) -> Callable[[Iterable[torch.nn.Parameter]], torch.opti
 def versions_rows() -> list[dict[str, str]]:
     """What to write down before any experiment: the versions of everything in the stack."""
     return [
-        {"what": "emulated device", "version": version_label()},
+        {"what": "emulated device", "version": f"{emps.current_profile().label} (emulated)"},
         {"what": "torch installed here", "version": torch.__version__},
         {"what": "python", "version": platform.python_version()},
         {"what": "platform", "version": f"{sys.platform} ({platform.machine()})"},

@@ -21,20 +21,6 @@ from course.progress import bar
 
 DEVICES = ("emps", "cpu", "mps")
 QUICK = {"steps": 200, "batch_size": 128, "lr": 3e-3}  # the default experiment: seconds on 2 cores
-# What each emulated stack is called in front of a learner: versions only. (A profile's own
-# label names the ops it breaks, which is the investigation's answer.)
-VERSIONS = {
-    "2.2.1-macos14": "PyTorch 2.2.1 on macOS 14",
-    "2.4-macos14": "PyTorch 2.4 on macOS 14",
-    "fixed-macos14": "a recent PyTorch on macOS 14",
-    "macos15": "a recent PyTorch on macOS 15",
-}
-
-
-def version_label(profile: str | emps.Profile | None = None) -> str:
-    """The emulated stack's versions, naming nothing about its bugs (default: the active one)."""
-    name = (emps.current_profile() if profile is None else emps.get_profile(profile)).name
-    return f"{VERSIONS.get(name, name)} (emulated)"
 
 
 def require_device(device: str) -> None:

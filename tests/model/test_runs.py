@@ -52,14 +52,6 @@ def test_a_run_leaves_the_global_rng_alone():
     assert torch.equal(torch.rand(4), expected)
 
 
-def test_version_label_names_versions_only():
-    for name in ("2.2.1-macos14", "2.4-macos14", "fixed-macos14", "macos15"):
-        label = runs.version_label(name)
-        assert "macOS" in label
-        assert not any(word in label for word in ("addcmul", "addcdiv", "drop", "fixed", "random"))
-    assert runs.version_label() == "PyTorch 2.2.1 on macOS 14 (emulated)"
-
-
 def test_fresh_model_and_trainer_are_the_runs_building_blocks():
     model = runs.fresh_model(d_model=16, n_features=32, k=4)
     assert str(model.encoder.weight.device) == "emps:0"
