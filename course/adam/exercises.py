@@ -3,8 +3,8 @@
 `03.adam_step` runs the learner's step beside torch.optim.Adam on hidden problems (contiguous
 and transposed parameters, gradients with exact zeros and tiny values, other hyperparameters)
 and demands bitwise equality, the standard the story's "frozen" set. `03.isolate_op` runs the
-learner's op-isolation experiment under stacks and layouts they never see, so an answer from
-the story's table instead of from the device fails where a later stack fixed the op.
+learner's op-isolation experiment under profiles and layouts they never see, so an answer from
+the story's table instead of from the device fails where a later profile fixed the op.
 """
 
 from __future__ import annotations
@@ -324,31 +324,31 @@ OUTCOMES = ("updates", "lost")
 
 @dataclass(frozen=True)
 class Isolation:
-    """One hidden op-isolation case: a stack, an op, and the two layouts."""
+    """One hidden op-isolation case: a profile, an op, and the two layouts."""
 
-    profile: str
+    profile: emps.Profile
     op: str
     output_layout: str
     input_layout: str = "contiguous"
 
     @property
     def what(self) -> str:
-        """The case in words (stack by name: the learner chose none of it)."""
+        """The case in words (the profile by name: the learner chose none of it)."""
         return (
             f"{self.op} with a {self.output_layout} output and {self.input_layout} inputs, "
-            f"on the {self.profile} stack"
+            f"on the {self.profile.name} profile"
         )
 
 
 ISOLATIONS = (
-    *(Isolation("2.2.1-macos14", op, "transposed") for op in OPS),
-    Isolation("2.2.1-macos14", "addcmul_", "contiguous", "transposed"),
-    Isolation("2.2.1-macos14", "addcdiv_", "step-sliced"),
-    Isolation("2.2.1-macos14", "addcmul_", "storage-offset"),
-    Isolation("2.2.1-macos14", "lerp_", "contiguous", "step-sliced"),
-    Isolation("2.4-macos14", "addcmul_", "transposed"),
-    Isolation("fixed-macos14", "addcdiv_", "transposed"),
-    Isolation("macos15", "addcdiv_", "step-sliced"),
+    *(Isolation(emps.TORCH_2_2_1, op, "transposed") for op in OPS),
+    Isolation(emps.TORCH_2_2_1, "addcmul_", "contiguous", "transposed"),
+    Isolation(emps.TORCH_2_2_1, "addcdiv_", "step-sliced"),
+    Isolation(emps.TORCH_2_2_1, "addcmul_", "storage-offset"),
+    Isolation(emps.TORCH_2_2_1, "lerp_", "contiguous", "step-sliced"),
+    Isolation(emps.TORCH_2_4, "addcmul_", "transposed"),
+    Isolation(emps.FIXED_MACOS14, "addcdiv_", "transposed"),
+    Isolation(emps.MACOS15, "addcdiv_", "step-sliced"),
 )
 
 
@@ -374,15 +374,15 @@ def _check_isolate_op(fn: Callable) -> Verdict:
             return failed(
                 f"for {case.what} the op's result {'is lost' if want == 'lost' else 'arrives'}, "
                 f"and your experiment said {got!r}. Run the op on the emulated device (the active "
-                "stack decides), from a non-zero start, and compare the output with the CPU's "
-                "answer: only a measurement follows the stack",
+                "profile decides), from a non-zero start, and compare the output with the CPU's "
+                "answer: only a measurement follows the profile",
                 got,
                 want,
             )
     return passed(
-        f"right on {len(ISOLATIONS)} hidden cases: on the 2.2.1 stack addcmul_ and addcdiv_ "
+        f"right on {len(ISOLATIONS)} hidden cases: on the 2.2.1 profile addcmul_ and addcdiv_ "
         "lose their result when their *output* is non-contiguous, whatever the inputs; later "
-        "stacks fixed it. lerp_ and mul_ always update."
+        "profiles fixed it. lerp_ and mul_ always update."
     )
 
 
@@ -466,7 +466,7 @@ def _which_ops() -> str:
 register_prediction(
     Prediction(
         "03.which_ops",
-        "On the story's stack, which of Adam's four in-place ops lose their result when their "
+        "On the story's profile, which of Adam's four in-place ops lose their result when their "
         "output is non-contiguous?",
         ("all four", "lerp_ and mul_", "addcmul_ and addcdiv_", "none"),
         _which_ops,

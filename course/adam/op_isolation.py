@@ -31,8 +31,8 @@ MAX_REPEATS = 200
 STARTS = ("non-zero", "zeros")
 
 
-def on_stack(profile: str | emps.Profile, experiment: Callable[..., object], *args) -> object:
-    """Run any experiment (a function of `args`) on another emulated stack: the versions check."""
+def on_profile(profile: str | emps.Profile, experiment: Callable[..., object], *args) -> object:
+    """Run any experiment (a function of `args`) on another emulated profile: the versions check."""
     with emps.use_profile(profile):
         return experiment(*args)
 

@@ -25,7 +25,6 @@ from course.figures import fitted_figure, integer_ticks
 from course.model.runs import run
 from course.ui import Drawing, Panel, html_table
 
-BASE_PROFILE = "2.2.1-macos14"
 # Small on purpose: each case trains in about a second on 2 cores, and the outcome is decided
 # by the first step. Passed explicitly so the lead's tuning of plateau's defaults cannot move it.
 RUN = {"steps": 12, "lr": 1e-3, "batch_size": 64}
@@ -155,7 +154,7 @@ def is_cached(case: Case | str, steps: int = RUN["steps"]) -> bool:
 
 def _train(case: Case, steps: int, lr: float, batch_size: int, progress=None) -> Outcome:
     name = f"switchboard:{case.label}"
-    profile = emps.get_profile(BASE_PROFILE).with_broken(case.broken, name=name)
+    profile = emps.TORCH_2_2_1.with_broken(case.broken, name=name)
     result = run(
         backend=emps.Backend(profile),
         init="transposed",

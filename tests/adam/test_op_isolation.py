@@ -12,7 +12,7 @@ from course.adam.op_isolation import (
     classify,
     isolate,
     isolation_table,
-    on_stack,
+    on_profile,
     time_op,
 )
 from course.errors import CourseError
@@ -64,10 +64,11 @@ def test_other_named_layouts_of_the_output():
         isolate("addcmul_", output_layout="diagonal")
 
 
-def test_on_stack_runs_any_experiment_on_another_stack():
-    assert on_stack("macos15", lambda: emps.current_profile().name) == "macos15"
+def test_on_profile_runs_any_experiment_on_another_profile():
+    assert on_profile("macos15", lambda: emps.current_profile().name) == "macos15"
     assert emps.current_profile().name == emps.DEFAULT_PROFILE
-    assert on_stack("fixed-macos14", lambda a, b: (emps.current_profile().name, a + b), 1, 2) == (
+    assert on_profile(emps.MACOS15, lambda: emps.current_profile()) is emps.MACOS15
+    assert on_profile("fixed-macos14", lambda a, b: (emps.current_profile().name, a + b), 1, 2) == (
         "fixed-macos14",
         3,
     )
