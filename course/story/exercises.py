@@ -3,7 +3,7 @@
 The learner writes the three measurements of the story's first step: how low the loss could go
 (so "8" is a plateau, not a good model), a snapshot of the weights that training cannot change,
 and the check of which weights never moved. Each checker runs the learner's function on data,
-models and training runs they never see: other seeds and sizes, a later stack, the CPU.
+models and training runs they never see: other seeds and sizes, a later profile, the CPU.
 """
 
 from __future__ import annotations
@@ -26,6 +26,8 @@ from course.exercises import (
 from course.model.data import SyntheticData, make_data
 from course.model.runs import dataset, fresh_model, trainer
 from course.model.sae import TopKSAE
+
+LATER = emps.FIXED_MACOS14  # a profile without the story's bug, for hidden runs
 
 SMALL = {"d_model": 64, "n_features": 256, "k": 8}
 
@@ -118,9 +120,9 @@ register(
 # (what, model maker, training that moves every parameter, why it matters)
 SNAPSHOT_CASES = (
     (
-        "the story's model on the emulated device, trained on a later stack",
-        lambda: fresh_model("fixed-macos14"),
-        trainer("fixed-macos14", steps=2, lr=1e-2),
+        "the story's model on the emulated device, trained on a later profile",
+        lambda: fresh_model(LATER),
+        trainer(LATER, steps=2, lr=1e-2),
     ),
     (
         "the same model on the CPU",
@@ -129,8 +131,8 @@ SNAPSHOT_CASES = (
     ),
     (
         "another seed and smaller sizes, trained with SGD",
-        lambda: fresh_model("fixed-macos14", seed=7, **SMALL),
-        trainer("fixed-macos14", steps=2, lr=1e-1, optimizer="sgd"),
+        lambda: fresh_model(LATER, seed=7, **SMALL),
+        trainer(LATER, steps=2, lr=1e-1, optimizer="sgd"),
     ),
 )
 
@@ -193,7 +195,7 @@ register(
 # ---- 01.frozen_names -------------------------------------------------------------------------
 
 
-def _decoder_only(profile: str) -> Callable[[TopKSAE], None]:
+def _decoder_only(profile: emps.Profile) -> Callable[[TopKSAE], None]:
     """Training that updates only the decoder (an optimizer over the decoder's parameters)."""
 
     def train(model: TopKSAE) -> None:
@@ -210,11 +212,11 @@ def _decoder_only(profile: str) -> Callable[[TopKSAE], None]:
 
 
 FROZEN_CASES = (
-    ("the story's stack, a smaller model", lambda: fresh_model(**SMALL), trainer(steps=3)),
+    ("the story's profile, a smaller model", lambda: fresh_model(**SMALL), trainer(steps=3)),
     (
-        "a later stack (fixed-macos14)",
-        lambda: fresh_model("fixed-macos14"),
-        trainer("fixed-macos14", steps=3),
+        f"a later profile ({LATER.name})",
+        lambda: fresh_model(LATER),
+        trainer(LATER, steps=3),
     ),
     ("the CPU", lambda: fresh_model(device="cpu", **SMALL), trainer(steps=3)),
     (
@@ -224,14 +226,14 @@ FROZEN_CASES = (
     ),
     ("another seed", lambda: fresh_model(seed=11, **SMALL), trainer(steps=3, seed=11)),
     (
-        "a later stack with lr = 1e-8 (weights move by at most a float32 step or two)",
-        lambda: fresh_model("fixed-macos14", **SMALL),
-        trainer("fixed-macos14", steps=1, lr=1e-8),
+        "a later profile with lr = 1e-8 (weights move by at most a float32 step or two)",
+        lambda: fresh_model(LATER, **SMALL),
+        trainer(LATER, steps=1, lr=1e-8),
     ),
     (
         "a run whose optimizer only holds the decoder",
-        lambda: fresh_model("fixed-macos14", **SMALL),
-        _decoder_only("fixed-macos14"),
+        lambda: fresh_model(LATER, **SMALL),
+        _decoder_only(LATER),
     ),
 )
 
@@ -257,7 +259,7 @@ def _check_frozen_names(fn: Callable) -> Verdict:
                 want,
             )
     return passed(
-        "your check follows the run: on the story's stack exactly one tensor, encoder.weight, "
+        "your check follows the run: on the story's profile exactly one tensor, encoder.weight, "
         "is bitwise unchanged, while its own bias and the decoder train."
     )
 

@@ -1,6 +1,6 @@
 """The hyperparameter sweep widget of notebook 01: try to tune your way out of the plateau.
 
-Each click trains the story's SAE (the story's init, emulated 2.2.1 stack) with the chosen
+Each click trains the story's SAE (the story's init, emulated 2.2.1 profile) with the chosen
 learning rate, schedule, k, hidden size and auxiliary-loss weight (the knobs the story's author
 turned), and overlays its loss curve on the earlier ones. Training takes seconds, so it runs in
 `panel.working(...)`: the status line appears at once, follows the steps, and the controls are

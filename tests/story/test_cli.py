@@ -32,7 +32,7 @@ def test_json_keys_and_plots(capsys, tmp_path):
     assert (tmp_path / "p_change.png").read_bytes()[:4] == b"\x89PNG"
 
 
-def test_text_report_on_a_fixed_stack(capsys):
+def test_text_report_on_a_fixed_profile(capsys):
     assert main(["plateau", "--steps", "10", "--features", "64", "--profile", "macos15"]) == 0
     out = capsys.readouterr().out
     assert "no plateau" in out and "stride" in out
