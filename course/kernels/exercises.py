@@ -223,8 +223,8 @@ REDESIGN_FAMILIES = ("lerp", "addcmul", "normal")  # a working, an Adam and a ra
 
 @functools.cache
 def _expected_values(family: str, layout: str) -> torch.Tensor:
-    """What the family's call leaves in the output on a stack without lost writes."""
-    fixed = emps.Backend(emps.get_profile("fixed-macos14"))
+    """What the family's call leaves in the output on a profile without lost writes."""
+    fixed = emps.Backend(emps.FIXED_MACOS14)
     return family_call(fixed, family, layout, REDESIGN_LAYOUTS[layout])[0]
 
 
@@ -265,9 +265,7 @@ def check_output_placeholder(placeholder_class) -> Verdict:
 def _redesign_case(placeholder_class, family: str, layout: str, shape) -> Verdict | None:
     notes, wasted = KernelNotes(), []
     kernel = under_contract(_placeholder_kernel(placeholder_class, wasted), notes)
-    backend = emps.Backend(
-        emps.get_profile(BUGGY_PROFILE), overrides=dict.fromkeys(FAMILY_CALLS, kernel)
-    )
+    backend = emps.Backend(BUGGY_PROFILE, overrides=dict.fromkeys(FAMILY_CALLS, kernel))
     where = f"{family} on a {layout} output"
     try:
         values, events = family_call(backend, family, layout, shape)
@@ -374,7 +372,7 @@ def _macos15_outcome() -> str:
     from course.emps import write_through_placeholder
 
     output = layouts()["transposed"]
-    result, expected, _ = run_addcmul(write_through_placeholder, output, profile="macos15")
+    result, expected, _ = run_addcmul(write_through_placeholder, output, profile=emps.MACOS15)
     return "no: the write arrives" if torch.allclose(result, expected) else "yes: still lost"
 
 

@@ -29,7 +29,7 @@ KERNELS: dict[str, Callable[[emps.KernelCall], None]] = {
     "write_through_placeholder": emps.write_through_placeholder,
     "output_placeholder": emps.output_placeholder,
 }
-BUGGY_PROFILE = "2.2.1-macos14"
+BUGGY_PROFILE = emps.TORCH_2_2_1  # the story's profile: its Placeholder loses writes
 FAMILIES = ("addcmul", "addcdiv")  # one MPS kernel, addc_mul_div_out_mps, serves both
 CHECK_STEPS = 3  # plateau steps the checker trains: one already moves a healthy encoder
 STATUS_COLOURS = {"LOST": "#f4c7c3", "ok": "#d4edda"}
@@ -107,7 +107,7 @@ def _draw_diff(left: str, right: str) -> Drawing:
 
 
 def private_backend(
-    kernel: Callable[[emps.KernelCall], None], profile: str = BUGGY_PROFILE
+    kernel: Callable[[emps.KernelCall], None], profile: str | emps.Profile = BUGGY_PROFILE
 ) -> emps.Backend:
     """A backend on the buggy profile with `kernel` installed for addcmul and addcdiv."""
     return emps.Backend(emps.get_profile(profile), overrides=dict.fromkeys(FAMILIES, kernel))
@@ -136,7 +136,7 @@ def run_addcmul(
     kernel: Callable[[emps.KernelCall], None],
     output: torch.Tensor,
     value: float = 0.5,
-    profile: str = BUGGY_PROFILE,
+    profile: str | emps.Profile = BUGGY_PROFILE,
 ) -> tuple[torch.Tensor, torch.Tensor, list[emps.KernelEvent]]:
     """`output.addcmul_` on the emulated device with `kernel`; (result, torch's answer, events)."""
     gen = torch.Generator().manual_seed(1)
@@ -149,7 +149,7 @@ def run_addcmul(
 
 
 def lost_write_rows(
-    kernel_names: tuple[str, ...] = tuple(KERNELS), profile: str = BUGGY_PROFILE
+    kernel_names: tuple[str, ...] = tuple(KERNELS), profile: str | emps.Profile = BUGGY_PROFILE
 ) -> list[dict[str, object]]:
     """For each kernel and layout: did `addcmul_`'s result reach the output? (from the record)"""
     rows = []
@@ -207,7 +207,7 @@ def family_lost_writes(backend: emps.Backend, layout: str = "transposed") -> dic
     }
 
 
-def redesign_rows(profile: str = BUGGY_PROFILE) -> list[dict[str, object]]:
+def redesign_rows(profile: str | emps.Profile = BUGGY_PROFILE) -> list[dict[str, object]]:
     """Lost writes per family: the profile's Placeholder design vs the OutputPlaceholder one."""
     before = family_lost_writes(emps.Backend(emps.get_profile(profile)))
     after = family_lost_writes(emps.redesigned_backend(profile))
