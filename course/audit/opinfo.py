@@ -96,12 +96,13 @@ def _story_checks(chosen: list, make_tensor, device_type, test_case) -> type:
     return StoryChecks
 
 
-def opinfo_rows(profile: str = "2.2.1-macos14", ops: tuple[str, ...] = STORY_OPS) -> list[dict]:
-    """Run the two tests for `ops` on the emulated device under `profile`; one row per test."""
+def opinfo_rows(profile: str | None = None, ops: tuple[str, ...] = STORY_OPS) -> list[dict]:
+    """Run the two tests for `ops` on the emulated device under `profile` (None: the story's);
+    one row per test."""
     from course import emps
 
     make_tensor, device_type, op_db, test_case = _testing()
-    emps.get_profile(profile)  # a clear error for an unknown profile, before any work
+    profile = emps.get_profile(profile or emps.DEFAULT_PROFILE)  # unknown: a clear error, first
     chosen = [op for op in op_db if op.name in ops and not op.variant_test_name]
     missing = sorted(set(ops) - {op.name for op in chosen})
     if missing:
@@ -145,7 +146,7 @@ def _first_line(text: str) -> str:
     return lines[0][:80] if lines else ""
 
 
-def opinfo_table(profile: str = "2.2.1-macos14", ops: tuple[str, ...] = STORY_OPS) -> str:
+def opinfo_table(profile: str | None = None, ops: tuple[str, ...] = STORY_OPS) -> str:
     """The rows as a text table, or one clear line when the internal test API is missing."""
     missing = unavailable()
     if missing:
