@@ -18,10 +18,10 @@ FIX_STEPS = 150  # notebook 01 trains 200; 150 keeps each run under 10 s on two 
 # broken and fixed runs are far apart well before that
 # label -> (profile, init): the broken run first, then one change at a time
 SCENARIOS = {
-    "broken (2.2.1, transposed init)": (emps.DEFAULT_PROFILE, "transposed"),
-    "fix 1: contiguous init": (emps.DEFAULT_PROFILE, "contiguous"),
-    "fix 2: torch 2.4": ("2.4-macos14", "transposed"),
-    "fix 3: macOS 15": ("macos15", "transposed"),
+    "broken (2.2.1, transposed init)": (emps.TORCH_2_2_1, "transposed"),
+    "fix 1: contiguous init": (emps.TORCH_2_2_1, "contiguous"),
+    "fix 2: torch 2.4": (emps.TORCH_2_4, "transposed"),
+    "fix 3: macOS 15": (emps.MACOS15, "transposed"),
 }
 
 

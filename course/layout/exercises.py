@@ -404,11 +404,12 @@ def mps_suspects() -> list[torch.Tensor]:
     return [tensor for _, tensor in _suspect_builders()]
 
 
-def frozen_on_mps(tensor: torch.Tensor, profile: str = "2.2.1-macos14") -> bool:
-    """Experiment: does one Adam step leave this tensor unchanged on the emulated MPS device?"""
+def frozen_on_mps(tensor: torch.Tensor, profile: str | None = None) -> bool:
+    """Experiment: does one Adam step leave this tensor unchanged on the emulated MPS device
+    (under `profile`; None: the story's)?"""
     from course import emps
 
-    with emps.use_profile(profile):
+    with emps.use_profile(profile or emps.DEFAULT_PROFILE):
         param = torch.nn.Parameter(tensor.to(emps.DEVICE))
         param.grad = torch.ones_like(param)
         before = param.detach().inner.clone()
