@@ -1,7 +1,7 @@
 """Notebook 02's exercises and predictions: the learner's experiments, run on hidden benches.
 
-Each checker calls the learner's function on benches they never see (the story's stack, a later
-one, the CPU, a contiguous init, other seeds and sizes) and compares its conclusion with the
+Each checker calls the learner's function on benches they never see (the story's profile, a
+later one, the CPU, a contiguous init, other seeds and sizes) and compares its conclusion with the
 reference experiment's on the same bench. A function that remembers the story instead of
 measuring the device gets an answer wrong somewhere, and the message says where and why.
 """
@@ -27,6 +27,8 @@ from course.exercises import (
 )
 from course.isolation.experiments import ENCODER, Bench, adam, bench, sgd
 from course.layout.named import laid_out
+LATER = emps.FIXED_MACOS14  # a profile without the story's bug, for hidden benches
+
 
 # ---- hidden benches ----------------------------------------------------------------------------
 
@@ -65,10 +67,10 @@ MOVES_VARIANTS = (
         update="manual",
     ),
     Variant(
-        "a later stack (fixed-macos14) with Adam",
-        "on a fixed stack Adam moves the encoder; an experiment that says otherwise describes "
+        f"a later profile ({LATER.name}) with Adam",
+        "on a fixed profile Adam moves the encoder; an experiment that says otherwise describes "
         "Adam, not the device",
-        {"profile": "fixed-macos14"},
+        {"profile": LATER},
     ),
     Variant(
         "the CPU with Adam",
@@ -81,14 +83,14 @@ MOVES_VARIANTS = (
         {"seed": 3, **SMALL},
     ),
     Variant(
-        "a later stack with Adam at lr = 1e-8",
+        "a later profile with Adam at lr = 1e-8",
         "with a tiny learning rate a weight moves by a float32 step or two: only an exact "
         "comparison sees it",
-        {"profile": "fixed-macos14", **SMALL},
+        {"profile": LATER, **SMALL},
         lr=1e-8,
     ),
     Variant(
-        "the same values initialised another way, on the story's stack, with Adam",
+        "the same values initialised another way, on the story's profile, with Adam",
         "the same values stored contiguously: whether this moves is a fact about the device",
         {"init": "contiguous", **SMALL},
     ),
@@ -432,9 +434,9 @@ register(
 STATE_VARIANTS = (
     Variant("the story's bench", "this is the story's observation"),
     Variant(
-        "a later stack (fixed-macos14)",
-        "the same step on a fixed stack: the state must follow the device",
-        {"profile": "fixed-macos14"},
+        f"a later profile ({LATER.name})",
+        "the same step on a fixed profile: the state must follow the device",
+        {"profile": LATER},
     ),
     Variant("the CPU", "the control", {"device": "cpu", **SMALL}),
     Variant("another seed, smaller sizes", "not one seed's numbers", {"seed": 4, **SMALL}),
@@ -476,7 +478,7 @@ def _check_adam_state(fn: Callable) -> Verdict:
                 )
     return passed(
         "you read Adam's state yourself: exp_avg is there, exp_avg_sq is exactly 0 on the "
-        "story's stack only. An average of squares that stays 0: impossible, if the op ran."
+        "story's profile only. An average of squares that stays 0: impossible, if the op ran."
     )
 
 
@@ -725,7 +727,7 @@ def _contiguous_moves() -> str:
 register_prediction(
     Prediction(
         "02.contiguous",
-        "Same values, same device, same stack: if encoder.weight were contiguous, would one "
+        "Same values, same device, same profile: if encoder.weight were contiguous, would one "
         "Adam step move it?",
         ("yes", "no"),
         _contiguous_moves,

@@ -1,9 +1,9 @@
 """Building blocks for notebook 02's controlled experiments: a bench, never a result table.
 
-A `Bench` is one fresh copy of the story's model on a device and emulated stack of your choice,
+A `Bench` is one fresh copy of the story's model on a device and emulated profile of your choice,
 with the few moves every experiment of the investigation is made of: one batch, one backward, a
 snapshot, one step of any optimizer. Your experiment is a short function of a bench; the
-checkers call it on benches you never see (another stack version, other seeds and sizes, a
+checkers call it on benches you never see (another profile, other seeds and sizes, a
 contiguous init, the CPU), so it passes only if its conclusion follows the device.
 """
 
@@ -29,10 +29,10 @@ Update = torch.optim.Optimizer | Callable[[list[torch.nn.Parameter]], object]
 
 @dataclass
 class Bench:
-    """One model on one device under one emulated stack, and the moves an experiment makes.
+    """One model on one device under one emulated profile, and the moves an experiment makes.
 
-    Every move runs under the bench's stack (`with bench:` does the same for your own code), so
-    the same experiment gives the answer of whichever stack the bench was built with.
+    Every move runs under the bench's profile (`with bench:` does the same for your own code), so
+    the same experiment gives the answer of whichever profile the bench was built with.
     """
 
     model: TopKSAE
@@ -86,7 +86,7 @@ class Bench:
             return {n: p.detach().cpu().clone() for n, p in self.model.named_parameters()}
 
     def step(self, update: Update) -> torch.optim.Optimizer | None:
-        """One optimizer step on the model's parameters, under the bench's stack.
+        """One optimizer step on the model's parameters, under the bench's profile.
 
         `update` is an optimizer you already made (it steps again), or a function of the
         parameter list: an optimizer factory such as `partial(torch.optim.Adam, lr=1e-3)` (a
@@ -110,7 +110,7 @@ class Bench:
 
 
 def bench(
-    profile: str = emps.DEFAULT_PROFILE,
+    profile: str | emps.Profile = emps.DEFAULT_PROFILE,
     device: str = "emps",
     *,
     init: str = "transposed",
@@ -123,10 +123,10 @@ def bench(
 ) -> Bench:
     """A fresh story model (same init as the training runs) ready for one experiment.
 
-    The defaults are the story's: the 2.2.1 stack, the emulated device, the transposed init.
+    The defaults are the story's: the 2.2.1 profile, the emulated device, the transposed init.
     A dtype the device cannot hold is refused by the device itself, as the real one does.
     """
-    emps.get_profile(profile)  # a CourseError listing the stacks, for an unknown name
+    profile = emps.get_profile(profile).name  # a CourseError listing the profiles if unknown
     require_device(device)
     require_choice("dtype", dtype, DTYPES)
     require_int("batch_size", batch_size, 1, MAX_BENCH_BATCH)

@@ -1,4 +1,4 @@
-"""The bench: one model on one device and stack, and the moves every experiment is made of."""
+"""The bench: one model on one device and profile, and the moves every experiment is made of."""
 
 from __future__ import annotations
 
@@ -44,7 +44,7 @@ def test_snapshot_is_a_cpu_copy():
     assert not torch.equal(shot[ENCODER], bench.snapshot()[ENCODER])
 
 
-def test_step_follows_the_bench_stack():
+def test_step_follows_the_bench_profile():
     assert encoder_moved(experiments.bench(**SMALL), experiments.sgd()) is True
     assert encoder_moved(experiments.bench(**SMALL), experiments.adam()) is False
     assert encoder_moved(experiments.bench("fixed-macos14", **SMALL), experiments.adam()) is True
@@ -65,7 +65,7 @@ def test_step_takes_an_optimizer_a_factory_or_a_step_function():
         bench.step(3)
 
 
-def test_with_bench_runs_your_own_code_on_its_stack():
+def test_with_bench_runs_your_own_code_on_its_profile():
     bench = experiments.bench("macos15", **SMALL)
     with bench:
         assert emps.current_profile().name == "macos15"
