@@ -27,8 +27,8 @@ from course.exercises import (
 )
 from course.isolation.experiments import ENCODER, Bench, adam, bench, sgd
 from course.layout.named import laid_out
-LATER = emps.FIXED_MACOS14  # a profile without the story's bug, for hidden benches
 
+LATER = emps.FIXED_MACOS14  # a profile without the story's bug, for hidden benches
 
 # ---- hidden benches ----------------------------------------------------------------------------
 
