@@ -8,12 +8,13 @@ Any exception raised while drawing is shown as a message inside the widget, neve
 and the figure it replaces is cleared, so a stale picture never sits under an error.
 
 Long work (training, auditing) runs inside `panel.working("Training...")`: the panel's controls
-are disabled and a status line appears at once; `panel.progress` is a `(done, total, value)`
-callback that updates that line. A draw function reaches its panel by declaring a `panel`
-parameter: the panel passes itself, from the very first drawing (made once the panel is built),
-so no widget needs to smuggle the panel into its own callback. A repeated click with unchanged
-settings says so instead of silently doing nothing. Figures are sized and rendered by
-`course.figures` (matplotlib only); this module is the ipywidgets half.
+are disabled and a status line appears at once; `panel.progress` is a progress callback
+(`course.progressbar.Progress`: done, total, note) that updates that line. A draw function
+reaches its panel by declaring a `panel` parameter: the panel passes itself, from the very first
+drawing (made once the panel is built), so no widget needs to smuggle the panel into its own
+callback. A repeated click with unchanged settings says so instead of silently doing nothing.
+Figures are sized and rendered by `course.figures` (matplotlib only); this module is the
+ipywidgets half.
 """
 
 from __future__ import annotations
@@ -153,9 +154,9 @@ class Panel(widgets.VBox):
                 part.disabled = False
             self.status.value = ""
 
-    def progress(self, done: int, total: int, value: float = float("nan")) -> None:
-        """A `(done, total, value)` progress callback that updates the panel's status line."""
-        shown = "" if value != value else f", loss {value:.4g}"  # NaN: no value to show
+    def progress(self, done: int, total: int, note: str = "") -> None:
+        """A progress callback (`course.progressbar.Progress`) showing in the status line."""
+        shown = f", {note}" if note else ""
         self.status.value = message_html(f"working: {done}/{total}{shown}", "info")
 
     def values(self) -> dict[str, object]:

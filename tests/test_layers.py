@@ -17,7 +17,7 @@ COURSE = ROOT / "course"
 LAYERS: tuple[tuple[str, frozenset[str]], ...] = tuple(
     (title, frozenset(names.split()))
     for title, names in (
-        ("shared: the error type, validators", "errors requirements progress"),
+        ("shared: the error type, validators", "errors requirements progressbar"),
         (
             "shared: widgets, tables, checkers",
             "ui tables exercises journal figures devices mps_check",

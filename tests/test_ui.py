@@ -71,7 +71,7 @@ def test_working_disables_controls_and_shows_progress_at_once():
     with panel.working("Training 200 steps..."):
         assert panel.button.disabled and panel.controls["n"].disabled
         assert "Training 200 steps" in panel.status.value
-        panel.progress(20, 200, 3.25)
+        panel.progress(20, 200, "loss 3.25")
         assert "20/200, loss 3.25" in panel.status.value
     assert not panel.button.disabled and panel.status.value == ""
 

@@ -13,7 +13,6 @@ encoder; both together freeze it with exp_avg_sq = 0: the second bug masked the 
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
 from dataclasses import dataclass
 
 import ipywidgets as widgets
@@ -23,6 +22,7 @@ from course import emps
 from course.errors import CourseError, require_int, require_range
 from course.figures import fitted_figure, integer_ticks
 from course.model.runs import run
+from course.progressbar import Progress
 from course.ui import Drawing, Panel, html_table
 
 # Small on purpose: each case trains in about a second on 2 cores, and the outcome is decided
@@ -131,12 +131,12 @@ def run_case(
     steps: int = RUN["steps"],
     lr: float = RUN["lr"],
     batch_size: int = RUN["batch_size"],
-    progress: Callable[[int, int, float], None] | None = None,
+    progress: Progress | None = None,
 ) -> Outcome:
     """Train the story's SAE once with exactly `case.broken` failing (cached: same inputs, same
     result, so the widget and the checker never retrain what the notebook already ran).
 
-    `progress(done, total, loss)` follows the training, when there is any."""
+    `progress(done, total, note)` follows the training, when there is any."""
     case = get_case(case)
     require_int("steps", steps, 1, MAX_CASE_STEPS)
     require_range("lr", lr, 1e-8, 1.0)
@@ -152,7 +152,9 @@ def is_cached(case: Case | str, steps: int = RUN["steps"]) -> bool:
     return (get_case(case).label, steps, RUN["lr"], RUN["batch_size"]) in _RUNS
 
 
-def _train(case: Case, steps: int, lr: float, batch_size: int, progress=None) -> Outcome:
+def _train(
+    case: Case, steps: int, lr: float, batch_size: int, progress: Progress | None = None
+) -> Outcome:
     name = f"switchboard:{case.label}"
     profile = emps.TORCH_2_2_1.with_broken(case.broken, name=name)
     result = run(

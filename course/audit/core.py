@@ -39,7 +39,6 @@ import functools
 import json
 import platform
 import sys
-from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING
 
@@ -69,6 +68,7 @@ from course.devices import mps_available
 from course.errors import CourseError
 from course.layout.named import ALIASES, DIMS, laid_out, require_layout, span
 from course.layout.named import LAYOUTS as NAMED_LAYOUTS
+from course.progressbar import Progress
 from course.ui import Drawing, Panel, html_table
 
 if TYPE_CHECKING:
@@ -174,7 +174,7 @@ def audit(
     dtypes: str | list[str] | None = None,
     *,
     backend: Backend | None = None,
-    progress: Callable[[int, int, str], None] | None = None,
+    progress: Progress | None = None,
 ) -> list[AuditResult]:
     """Audit in-place ops; one AuditResult per (op, dtype it supports, layout that applies)."""
     where = target(device, backend)
@@ -416,8 +416,8 @@ def cli(argv: list[str]) -> int:
     parser.add_argument("--all", action="store_true", help="list ok results too")
     options = parser.parse_args(argv)
 
-    def progress(done: int, total: int, name: str) -> None:
-        print(f"\r[{done}/{total}] {name:<40}", end="" if done < total else "\n", file=sys.stderr)
+    def progress(done: int, total: int, note: str) -> None:
+        print(f"\r[{done}/{total}] {note:<40}", end="" if done < total else "\n", file=sys.stderr)
 
     try:
         missing = target(options.device).unavailable
@@ -464,7 +464,7 @@ def audit_panel(profile: str | None = None, layout: str = "transposed") -> Panel
                 layout,
                 dtype,
                 show_ok,
-                progress=lambda done, total, _op: panel.progress(done, total),
+                progress=panel.progress,
             )
 
     return Panel(controls, draw, title="Layout auditor", button="Audit")
@@ -475,7 +475,7 @@ def draw_audit(
     layout: str,
     dtype: str = "float32",
     show_ok: bool = False,
-    progress: Callable[[int, int, str], None] | None = None,
+    progress: Progress | None = None,
 ) -> Drawing:
     """The auditor's results as a colour table, findings first, with a summary line."""
     layout = require_layout(layout, (*LAYOUTS, "all"))

@@ -17,7 +17,7 @@ from course.errors import CourseError, require_choice
 from course.model.data import SyntheticData, make_data
 from course.model.sae import TopKSAE
 from course.model.training import History, check_args, train
-from course.progress import bar
+from course.progressbar import bar
 
 DEVICES = ("emps", "cpu", "mps")
 QUICK = {"steps": 200, "batch_size": 128, "lr": 3e-3}  # the default experiment: seconds on 2 cores

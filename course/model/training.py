@@ -15,6 +15,7 @@ import torch
 from course.errors import require_choice, require_int, require_range, require_seed
 from course.model.data import SyntheticData
 from course.model.sae import TopKSAE
+from course.progressbar import Progress
 
 OPTIMIZERS = ("adam", "sgd")
 SCHEDULES = ("constant", "cosine", "warmup")
@@ -95,11 +96,11 @@ def train(
     schedule: str = "constant",
     aux_weight: float = 0.0,
     seed: int = 0,
-    progress: Callable[[int, int, float], None] | None = None,
+    progress: Progress | None = None,
 ) -> History:
     """Train `model` (already on its device) to reconstruct `data.x`; returns the History.
 
-    `progress(done, total, loss)` is called after every step with that step's loss.
+    `progress(done, total, note)` is called after every step, the note giving that step's loss.
     """
     check_args(steps, lr, batch_size, schedule, seed, aux_weight, optimizer)
     device = next(model.parameters()).device
@@ -124,7 +125,7 @@ def train(
         for name, p in params.items():
             history.change[name].append((p.detach().cpu() - initial[name]).abs().max().item())
         if progress is not None:
-            progress(step + 1, steps, history.loss[-1])
+            progress(step + 1, steps, f"loss {history.loss[-1]:.4g}")
     _summarise(history, params, initial, opt)
     return history
 

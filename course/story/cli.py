@@ -17,7 +17,7 @@ from course import emps
 from course.errors import CourseError
 from course.model.runs import Run, run
 from course.model.sae import INITS
-from course.progress import bar
+from course.progressbar import bar
 from course.story.plateau import change_figure, loss_figure
 
 PLATEAU_RATIO = 1.5  # "plateau": final loss at least this many times the contiguous run's

@@ -9,7 +9,6 @@ disabled meanwhile. A click that repeats an earlier run's settings says which ru
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
 
 import ipywidgets as widgets
@@ -18,6 +17,7 @@ from matplotlib.figure import Figure
 from course.figures import fitted_figure, integer_ticks
 from course.model.runs import Run, run
 from course.model.training import SCHEDULES
+from course.progressbar import Progress
 from course.ui import Drawing, Panel, html_table, message_html
 
 HIDDEN_SIZES = (768, 1536, 3072)
@@ -47,9 +47,7 @@ class Setting:
         }
 
 
-def train_setting(
-    setting: Setting, steps: int, progress: Callable[[int, int, float], None] | None = None
-) -> Run:
+def train_setting(setting: Setting, steps: int, progress: Progress | None = None) -> Run:
     """One run of the story's configuration with `setting` changed."""
     return run(
         lr=setting.lr,

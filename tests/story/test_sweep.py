@@ -38,7 +38,7 @@ def test_training_shows_progress_in_the_widget_and_disables_the_controls(tiny_ru
     def fake_train(setting, steps, progress=None):
         panel = holder[0]
         seen.append((panel.button.disabled, panel.controls["lr"].disabled, panel.status.value))
-        progress(steps, steps, 1.0)
+        progress(steps, steps, "loss 1.0")
         seen.append((panel.button.disabled, panel.controls["lr"].disabled, panel.status.value))
         return tiny_run
 
