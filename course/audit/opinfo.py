@@ -111,8 +111,11 @@ def opinfo_rows(profile: str | None = None, ops: tuple[str, ...] = STORY_OPS) ->
         # imported before the emulated device registered itself: add the base it would have had
         device_type.device_type_test_bases.append(device_type.PrivateUse1TestBase)
     scope = {"StoryChecks": _story_checks(chosen, make_tensor, device_type, test_case)}
+    # torch.emps.is_available() is False (emps is no accelerator), so the machinery does not
+    # translate "emps" to its base's "privateuse1": name both
+    name = torch._C._get_privateuse1_backend_name()
     device_type.instantiate_device_type_tests(
-        scope["StoryChecks"], scope, only_for=(torch._C._get_privateuse1_backend_name(),)
+        scope["StoryChecks"], scope, only_for=(name, "privateuse1")
     )
     if not scope:
         raise CourseError("PyTorch's device-test machinery instantiated no test for 'emps'")

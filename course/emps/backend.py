@@ -2,18 +2,23 @@
 
 The active backend is process state, changed only through `use_backend` / `use_profile`
 (context managers that restore the previous backend even when the block raises).
+
+The active backend belongs to the process, not to a thread: see Note [One thread at a time]
+in `course.emps.threads`.
 """
 
 from __future__ import annotations
 
 import contextlib
+import threading
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 
 from course.emps import mps_kernels
 from course.emps.mps_kernels import Kernel
 from course.emps.profiles import DEFAULT_PROFILE, Profile, get_profile
-from course.errors import require_choice
+from course.emps.threads import check_thread, owning
+from course.errors import CourseError, require_choice
 
 DESIGNS = ("placeholder", "output-placeholder")
 
@@ -27,6 +32,11 @@ class Backend:
     design: str = "placeholder"
 
     def __post_init__(self) -> None:
+        if not isinstance(self.profile, Profile):
+            raise CourseError(
+                f"Backend needs a Profile, not {self.profile!r}; for a profile by name use "
+                f"Backend(get_profile({self.profile!r})) or use_profile({self.profile!r})"
+            )
         require_choice("design", self.design, DESIGNS)
 
     def kernel_for(self, family: str) -> Kernel:
@@ -40,28 +50,38 @@ class Backend:
         return mps_kernels.gather_compute_scatter
 
 
-_STATE = {"backend": Backend(get_profile(DEFAULT_PROFILE))}
+_STATE = {"backend": Backend(get_profile(DEFAULT_PROFILE)), "owner": None}
 
 
 def current_backend() -> Backend:
-    """The backend emulated kernels use right now."""
+    """The backend emulated kernels use right now (see Note [One thread at a time])."""
+    owner = _STATE["owner"]
+    if owner is not None and owner != threading.get_ident():
+        check_thread(owner, "run emulated kernels")
     return _STATE["backend"]
 
 
 def current_profile() -> Profile:
     """The profile of the active backend."""
-    return _STATE["backend"].profile
+    return current_backend().profile
 
 
 @contextlib.contextmanager
 def use_backend(backend: Backend) -> Iterator[Backend]:
     """Run a block on `backend`, restoring the previous one afterwards, also on error."""
-    previous = _STATE["backend"]
-    _STATE["backend"] = backend
-    try:
-        yield backend
-    finally:
-        _STATE["backend"] = previous
+    if not isinstance(backend, Backend):
+        hint = f"use_profile({backend!r})" if isinstance(backend, (str, Profile)) else "Backend"
+        raise CourseError(
+            f"use_backend needs a Backend (e.g. emps.redesigned_backend()), not {backend!r}; "
+            f"for a profile use {hint}"
+        )
+    with owning(_STATE, "change the emulated profile"):
+        previous = _STATE["backend"]
+        _STATE["backend"] = backend
+        try:
+            yield backend
+        finally:
+            _STATE["backend"] = previous
 
 
 @contextlib.contextmanager

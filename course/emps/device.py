@@ -12,14 +12,31 @@ How it plugs in (notebook 05 shows it off):
   are bitwise the CPU's). Mutating ops (`x.op_()` and `out=`) go to the emulated MPS kernels
   chosen by the active backend: that is where the Placeholder and its bugs live. Which op takes
   which path is decided once per op from its schema (`course.emps.ops`).
+
+What ordinary code expects of a device, and how it gets it:
+- Tied weights: `EmulatedTensor` is a traceable wrapper (`__tensor_flatten__`), so
+  `module.to("emps")` swaps each parameter's contents in place (`torch.utils.swap_tensors`)
+  and an embedding tied to an output layer stays one Parameter, as on mps. Two limits of
+  swapping: the move fails (with PyTorch's "Couldn't swap") while a graph through the
+  parameter is alive or a weakref to it exists, and `model.to("cpu")` makes one Parameter per
+  module again (PyTorch's rule for a change of tensor type; re-tie after moving back).
+- Memory: `data_ptr()`, `untyped_storage()`, `set_` and checkpoints (`torch.save`, and
+  `torch.load` with `map_location="emps"`) work on device storages: `course.emps.storage`.
+- CPU index tensors and boolean masks index device tensors, as on CUDA and MPS.
+- `torch.emps.is_available()` is False: code that asks whether an accelerator is there
+  (DataLoader's `pin_memory`, benchmark timers) keeps its CPU path after `import course`.
+- The profile and the recorders belong to the process: see Note [One thread at a time] in
+  `course.emps.threads`.
 """
 
 from __future__ import annotations
 
+import contextlib
+
 import torch
 
 from course.emps import backend as backends
-from course.emps import ops
+from course.emps import ops, storage
 from course.emps.mps_kernels import KernelCall, run_kernel
 from course.emps.optim_paths import check_fused, run_foreach
 from course.errors import CourseError
@@ -42,6 +59,8 @@ class EmulatedTensor(torch.Tensor):
 
     @staticmethod
     def __new__(cls, inner: torch.Tensor) -> EmulatedTensor:
+        if type(inner) is not torch.Tensor:  # the hot path wraps plain CPU results only
+            _require_host_tensor(inner)
         if inner.dtype == torch.float64:
             raise TypeError(FLOAT64_MESSAGE)
         wrapper = torch.Tensor._make_wrapper_subclass(
@@ -72,17 +91,37 @@ class EmulatedTensor(torch.Tensor):
         return super().__format__(spec)
 
     def __reduce_ex__(self, protocol):
-        """Pickle as torch pickles storage-less device tensors: a CPU copy plus the device.
+        """Pickle as torch pickles any device tensor: its storage, offset, sizes and strides.
 
-        `torch.load` then rebuilds it on "emps" (or where `map_location` says) with functions
-        its `weights_only=True` unpickler allows; the class itself is never pickled.
+        The storage is saved once however many tensors view it (a view and its base stay one
+        storage after `torch.load`), tagged "emps:0"; `torch.load` restores it on "emps" (or
+        where `map_location` says) with functions its `weights_only=True` unpickler allows.
+        The class itself is never pickled.
         """
         if isinstance(self, torch.nn.Parameter):
             return (torch._utils._rebuild_parameter, (self.detach(), self.requires_grad, {}))
-        return (
-            torch._utils._rebuild_device_tensor_from_cpu_tensor,
-            (self.inner, self.dtype, DEVICE, self.requires_grad),
+        typed = torch.TypedStorage(
+            wrap_storage=self.untyped_storage(), dtype=self.dtype, _internal=True
         )
+        metadata = (self.storage_offset(), tuple(self.size()), self.stride())
+        return (torch._utils._rebuild_tensor_v2, (typed, *metadata, self.requires_grad, {}))
+
+    def data_ptr(self) -> int:
+        """The first element's address: distinct tensors differ, a view follows its base."""
+        return self.inner.data_ptr()
+
+    def untyped_storage(self) -> torch.UntypedStorage:
+        """The device memory behind this tensor, shared by its views (`course.emps.storage`)."""
+        return storage.device_storage(self.inner.untyped_storage(), self.device)
+
+    def __tensor_flatten__(self):
+        """A traceable wrapper: `module.to("emps")` then swaps each parameter in place (keeping
+        tied weights one Parameter) instead of making a new Parameter per module."""
+        return ["inner"], None
+
+    @staticmethod
+    def __tensor_unflatten__(inner_tensors, context, outer_size, outer_stride):
+        return EmulatedTensor(inner_tensors["inner"])
 
     def tolist(self) -> object:
         """Copy to Python numbers (the device's memory is readable, as with MPS)."""
@@ -120,6 +159,19 @@ class EmulatedTensor(torch.Tensor):
         if op.route != "composite":
             _check_same_device(op.name, args, kwargs)
         return _HANDLERS[op.route](func, op, args, kwargs)
+
+
+def _require_host_tensor(inner: object) -> None:
+    """What an EmulatedTensor can wrap: a CPU tensor (it is the device's memory)."""
+    plain = isinstance(inner, torch.Tensor) and not isinstance(inner, EmulatedTensor)
+    if plain and inner.device.type == "cpu":
+        return
+    shown = f"a tensor on {inner.device}" if isinstance(inner, torch.Tensor) else repr(inner)[:60]
+    raise CourseError(
+        f"EmulatedTensor wraps a CPU torch.Tensor, not {shown} ({type(inner).__name__}); to "
+        f"put values on the device use torch.tensor(values, device={DEVICE_NAME!r}) or "
+        f"t.to({DEVICE_NAME!r})"
+    )
 
 
 def _run_functional(func, op: ops.OpRoute, args, kwargs):
@@ -218,10 +270,34 @@ def _to_copy(func, args, kwargs):
     return result if device is not None and device.type == "cpu" else _wrap(result)
 
 
+def _set(func, args, kwargs):
+    return storage.set_storage(func, args, kwargs, _THE_DEVICE[0])
+
+
+def _index_with_host_indices(func, args, kwargs):
+    """CUDA and MPS take CPU index tensors and boolean masks (`x[idx]`, `x[mask] = 0`) and
+    copy them over; here they are wrapped as they are (an index is only read)."""
+    indices = [
+        EmulatedTensor(i) if isinstance(i, torch.Tensor) and i.device.type == "cpu" else i
+        for i in args[1]
+    ]
+    args = (args[0], indices, *args[2:])
+    op = ops.route(func)
+    _check_same_device(op.name, args, kwargs)
+    return _HANDLERS[op.route](func, op, args, kwargs)
+
+
 _SPECIAL = {
     torch.ops.aten.copy_.default: lambda func, args, kwargs: _copy_into(args[0], args[1]),
     torch.ops.aten._copy_from.default: lambda func, args, kwargs: _copy_into(args[1], args[0]),
     torch.ops.aten._to_copy.default: _to_copy,
+    torch.ops.aten.set_.source_Storage: _set,
+    torch.ops.aten.set_.source_Storage_storage_offset: _set,
+    torch.ops.aten.set_.source_Tensor: _set,
+    torch.ops.aten.index.Tensor: _index_with_host_indices,
+    torch.ops.aten.index_put.default: _index_with_host_indices,
+    torch.ops.aten.index_put_.default: _index_with_host_indices,
+    torch.ops.aten._index_put_impl_.default: _index_with_host_indices,
 }
 
 
@@ -376,10 +452,20 @@ class _BackendModule:
         return True
 
     def is_available(self) -> bool:
-        return True
+        """False: emps is no accelerator. Generic code asks `torch.accelerator.is_available()`
+        whether to pin memory (DataLoader) or synchronise a device (benchmark timers); with
+        the course imported it must take the CPU path it takes without it. Tensors, modules
+        and optimizers on "emps" never ask."""
+        return False
 
     def current_device(self) -> int:
         return 0
+
+    def device(self, device: int | str | torch.device) -> contextlib.nullcontext:
+        """`torch.emps.device(...)`: there is one device, so nothing to switch to."""
+        index = device if isinstance(device, int) else torch.device(device).index
+        _check_index(torch.device(DEVICE_NAME, index))
+        return contextlib.nullcontext()
 
     def device_count(self) -> int:
         return 1
@@ -431,3 +517,4 @@ def register() -> None:
         library.impl(overload, _cpu_factory(overload), "PrivateUse1")
     _LIBRARY.append(library)
     _THE_DEVICE.append(torch.device(DEVICE))
+    storage.install(_THE_DEVICE[0], _check_index)

@@ -56,9 +56,21 @@ class KernelCall:
 
         `last_buffer` keeps the tensor the op says it wrote (aten returns its output), so the
         recorder judges where the result really went, not where it was meant to go.
+
+        Strided buffers (macOS 15, where MPSGraph reads and writes strided arrays itself) are
+        computed from and into contiguous scratch copies, the result copied in: the graph is
+        right on any layout, and the host's CPU kernels are not all right on strided outputs
+        (`gelu.out` on oneDNN builds), nor bitwise alike on strided and contiguous inputs.
+        Only the emulator pays for the scratch copies; they are no temporaries of the emulated
+        kernel. (Before macOS 15 the Placeholders have gathered every buffer already.)
         """
-        written = self.graph(output.buffer, [p.buffer for p in inputs])
-        self.last_buffer = written if isinstance(written, torch.Tensor) else output.buffer
+        buffer = output.buffer
+        scratch = _contiguous(buffer)
+        written = self.graph(scratch, [_contiguous(p.buffer) for p in inputs])
+        if scratch is not buffer and written is scratch:
+            buffer.copy_(scratch)
+            written = buffer
+        self.last_buffer = written if isinstance(written, torch.Tensor) else buffer
 
     def _count(self, placeholder):
         self.temporaries += int(placeholder.gathered)
@@ -89,6 +101,10 @@ class _Regathered(Placeholder):
         self.tensor = tensor
         self.gathered = True
         self.buffer = earlier.clone()
+
+
+def _contiguous(tensor: torch.Tensor) -> torch.Tensor:
+    return tensor if tensor.is_contiguous() else tensor.contiguous()
 
 
 def _versions(source: torch.Tensor, buffer: torch.Tensor) -> tuple[int, int] | None:

@@ -104,6 +104,11 @@ def get_profile(name: str | Profile) -> Profile:
     """Look up a profile by name (a Profile passes through)."""
     if isinstance(name, Profile):
         return name
+    if not isinstance(name, str):
+        raise CourseError(
+            f"a profile is a name or a Profile, not {type(name).__name__} {name!r}; "
+            f"choose one of: {', '.join(PROFILES)}"
+        )
     if name not in PROFILES:
         raise CourseError(
             f"unknown emulated profile {name!r}; choose one of: {', '.join(PROFILES)}"

@@ -3,13 +3,19 @@
 Widgets and lessons render this record instead of re-running logic (the GPU-Puzzles idea): the
 device writes down which op ran, on which layout, how many temporaries its Placeholders made, and
 whether the result reached the output.
+
+Recorders belong to the process, not to a thread: see Note [One thread at a time] in
+`course.emps.threads` (a backward pass's kernels run on PyTorch's own thread and are recorded).
 """
 
 from __future__ import annotations
 
 import contextlib
+import threading
 from collections.abc import Iterator
 from dataclasses import asdict, dataclass, field
+
+from course.emps.threads import check_thread, owning
 
 
 @dataclass
@@ -47,17 +53,20 @@ class Recorder:
 
 
 _ACTIVE: list[Recorder] = []
+_STATE: dict = {"owner": None}  # the thread whose record() blocks are open
 
 
 @contextlib.contextmanager
 def record() -> Iterator[Recorder]:
-    """Record every emulated kernel call made inside the block."""
+    """Record every emulated kernel call made inside the block (by this thread, or by PyTorch's
+    autograd thread working for it)."""
     recorder = Recorder()
-    _ACTIVE.append(recorder)
-    try:
-        yield recorder
-    finally:
-        _ACTIVE.remove(recorder)
+    with owning(_STATE, "record emulated kernels"):
+        _ACTIVE.append(recorder)
+        try:
+            yield recorder
+        finally:
+            _ACTIVE.remove(recorder)
 
 
 def emit(event: KernelEvent) -> None:
@@ -68,4 +77,8 @@ def emit(event: KernelEvent) -> None:
 
 def recording() -> bool:
     """Whether any recorder is listening (events cost a little, so kernels skip them otherwise)."""
-    return bool(_ACTIVE)
+    if not _ACTIVE:
+        return False
+    if _STATE["owner"] != threading.get_ident():
+        check_thread(_STATE["owner"], "run emulated kernels")
+    return True

@@ -122,3 +122,59 @@ def test_adam_on_2_2_1_loses_exp_avg_sq_on_both_paths(foreach):
     with emps.use_profile("2.2.1-macos14"), emps.record() as log:
         train(emps.DEVICE, "Adam", {"foreach": foreach})
     assert {e.op for e in log.lost()} == {"aten::addcmul_", "aten::addcdiv_"}
+
+
+@pytest.mark.parametrize("profile", list(emps.PROFILES))
+def test_foreach_reaches_the_per_tensor_kernels(profile):
+    chosen = emps.get_profile(profile)
+    outs = [torch.zeros(6, 4, device=emps.DEVICE).t(), torch.zeros(5, device=emps.DEVICE)]
+    ones = [torch.ones_like(o) for o in outs]
+    with emps.use_profile(chosen), emps.record() as log:
+        torch._foreach_addcmul_(outs, ones, ones, value=2.0)
+    assert log.ops() == ["aten::addcmul_", "aten::addcmul_"]
+    lost = "addcmul" in chosen.broken
+    assert [e.lost_write for e in log.events] == [lost, False]
+    assert bool(outs[0].cpu().eq(0).all()) == lost
+    assert outs[1].cpu().eq(2).all()
+
+
+def test_out_of_place_foreach_returns_device_tensors():
+    results = torch._foreach_add(
+        [torch.zeros(6, 4, device=emps.DEVICE).t(), torch.zeros(3, device=emps.DEVICE)], 1.0
+    )
+    assert all(r.device.type == "emps" and r.cpu().eq(1).all() for r in results)
+
+
+def fused_step(name: str, device_name: str) -> list[torch.Tensor]:
+    gen = torch.Generator().manual_seed(0)
+    weight = torch.nn.Parameter(torch.randn(5, 3, generator=gen).t().to(device_name))
+    weight.grad = torch.randn(3, 5, generator=gen).to(device_name)
+    opt = getattr(torch.optim, name)([weight], lr=0.1, fused=True)
+    for _ in range(2):
+        opt.step()
+    return [weight.detach().cpu()]
+
+
+@pytest.mark.parametrize(
+    ("profile", "name", "outcome"),
+    [
+        ("2.2.1-macos14", "Adam", RuntimeError),
+        ("2.2.1-macos14", "SGD", RuntimeError),
+        ("2.4-macos14", "Adam", None),
+        ("2.4-macos14", "AdamW", None),
+        ("2.4-macos14", "SGD", NotImplementedError),
+        ("2.4-macos14", "Adagrad", NotImplementedError),
+        ("fixed-macos14", "Adam", None),
+        ("fixed-macos14", "SGD", None),
+        ("macos15", "AdamW", None),
+        ("macos15", "Adagrad", NotImplementedError),
+    ],
+)
+def test_fused_optimizers_per_profile(profile, name, outcome):
+    with emps.use_profile(profile):
+        if outcome is None:
+            result = fused_step(name, emps.DEVICE)
+            assert same_bits(result[0], fused_step(name, "cpu")[0])
+        else:
+            with pytest.raises(outcome, match="fused=True|not currently implemented for the MPS"):
+                fused_step(name, emps.DEVICE)

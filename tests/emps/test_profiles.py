@@ -1,0 +1,32 @@
+"""The version profiles: named stacks, custom broken sets, and unknown names refused."""
+
+from __future__ import annotations
+
+import pytest
+
+from course import emps
+from course.errors import CourseError
+from tests.emps.outputs import POISON, ones, transposed
+
+
+def test_custom_broken_set_and_unknown_family():
+    profile = emps.get_profile("fixed-macos14").with_broken({"addcdiv"})
+    with emps.use_profile(profile):
+        out = transposed()
+        out.addcdiv_(ones(), ones())
+        assert bool((out.cpu() == POISON).all())
+    with pytest.raises(CourseError, match="unknown kernel families"):
+        profile.with_broken({"matmul"})
+    with pytest.raises(CourseError, match="unknown emulated profile"):
+        emps.get_profile("2.3")
+
+
+def test_a_profile_shows_a_learner_its_versions_only():
+    spoilers = ("addcmul", "addcdiv", "drop", "fixed", "random", "temporaries")
+    for profile in emps.PROFILES.values():
+        assert "macOS" in profile.label and not any(word in profile.label for word in spoilers)
+        assert "macOS" in profile.description and profile.references
+    assert emps.get_profile(emps.DEFAULT_PROFILE) is emps.TORCH_2_2_1
+    custom = emps.FIXED_MACOS14.with_broken({"addcdiv"}, name="mine")
+    assert custom.name == "mine"
+    assert custom.label == "a recent PyTorch on macOS 14, broken=['addcdiv']"
