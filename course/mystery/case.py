@@ -266,9 +266,9 @@ class Case:
         device = self._device(device)
         steps = self.scenario.steps
 
-        def progress(step: int, total: int, value: float) -> None:
+        def progress(step: int, total: int, note: str) -> None:
             if step % max(1, steps // 4) == 0 or step == total:
-                print(f"  step {step:>3}/{total}  loss {value:.4g}", flush=True)
+                print(f"  step {step:>3}/{total}  {note}", flush=True)
 
         if not quiet:
             print(f"training {self.scenario.name} on {device}:")

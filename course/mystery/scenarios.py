@@ -20,6 +20,7 @@ from torch import nn
 from course import emps
 from course.errors import CourseError
 from course.mystery import models
+from course.progressbar import Progress
 
 Patch = Callable[[nn.Module], nn.Module]
 # Every scenario trains on this seed's data and initial weights. tests/mystery verifies each
@@ -218,7 +219,7 @@ def run(
     seed: int,
     device: str = emps.DEVICE,
     patch: Patch | None = None,
-    progress: Callable[[int, int, float], None] | None = None,
+    progress: Progress | None = None,
 ) -> ScenarioReport:
     """Train a scenario once, full batch, on `device` (under the active emulated backend)."""
     model, data = setup(scenario, seed, device)
@@ -235,7 +236,7 @@ def run(
         optimizer.step()
         losses.append(value.item())
         if progress is not None:
-            progress(step + 1, scenario.steps, losses[-1])
+            progress(step + 1, scenario.steps, f"loss {losses[-1]:.4g}")
     after = _snapshot(model)
     with torch.no_grad():
         output = model(data.x_test.to(device)).float().cpu()
