@@ -35,7 +35,9 @@ def main(argv: list[str] | None = None) -> int:
     sizes = QUICK_SIZES if args.quick else FULL_SIZES
     print(f"torch {torch.__version__}, {torch.get_num_threads()} threads", flush=True)
     timings, bandwidth = benchmark(
-        sizes, repeats=args.repeats, progress=lambda text: print(text, flush=True)
+        sizes,
+        repeats=args.repeats,
+        progress=lambda done, total, note: print(f"[{done}/{total}] {note}", flush=True),
     )
     print(f"\ncopy bandwidth: {bandwidth / 1e9:.2f} GB/s\n")
     print(f"{'kernel':<9} {'layout':<11} {'elements':>11} {'ms':>9} {'x native':>9} {'BW frac':>8}")

@@ -19,6 +19,7 @@ from matplotlib.figure import Figure
 from course.errors import CourseError
 from course.kernels.cpp.build import op
 from course.kernels.cpp.harness import KERNEL_NAMES
+from course.progressbar import Progress
 
 BYTES_PER_ELEMENT_ACCESS = 4  # float32
 ACCESSES = 4  # addcmul_: read self, tensor1, tensor2; write self
@@ -119,17 +120,17 @@ def benchmark(
     layouts: Iterable[str] = BENCH_LAYOUTS,
     kernels: Iterable[str] = KERNEL_NAMES,
     repeats: int = 5,
-    progress: Callable[[str], None] | None = None,
+    progress: Progress | None = None,
 ) -> tuple[list[Timing], float]:
     """Every (size, layout, kernel), with the copy bandwidth measured in the same run."""
     kernels = tuple(kernels)
     bandwidth = copy_bandwidth(repeats=repeats)  # always 16M elements: memory, not cache
     timings = []
-    for numel in sizes:
-        for layout in layouts:
-            if progress:
-                progress(f"timing {numel:>10,} elements, {layout} output")
-            timings += time_size(numel, layout, kernels, bandwidth, repeats)
+    steps = [(numel, layout) for numel in sizes for layout in layouts]
+    for index, (numel, layout) in enumerate(steps):
+        if progress:
+            progress(index + 1, len(steps), f"timing {numel:>10,} elements, {layout} output")
+        timings += time_size(numel, layout, kernels, bandwidth, repeats)
     return timings, bandwidth
 
 
