@@ -11,16 +11,29 @@ which `python -m course progress` and notebook 00 summarise.
 
 Each exercise carries its reference answer and plausible wrong answers, and the test suite runs
 all of them through the checker, so no checker can silently accept everything.
+
+A learner copy's blanks (`...`, a function or method that still raises
+`NotImplementedError("your code here")`, an empty class or function body), alone or inside a
+dict, tuple or list, are "not attempted yet" whatever their type: such a check is not journaled,
+so "Run All" on an untouched copy records nothing.
+
+Checks and predictions are different things. A check can be retried until it passes, so its
+answer must be something the learner computes or writes; a question with a short list of
+answers ("which of these four") is a `Prediction`: committed once, before the experiment, saved
+in the journal (a restarted kernel keeps it), and compared with the real outcome by `reveal`.
+A name is one or the other, never both.
 """
 
 from __future__ import annotations
 
+import ast
 import functools
 import html
 import importlib
 import inspect
 import os
 import textwrap
+import types
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -31,12 +44,15 @@ from course.errors import CourseError
 
 @dataclass
 class Verdict:
-    """The outcome of one check: passed or not, with what was wrong and yours vs expected."""
+    """The outcome of one check: passed or not, with what was wrong and yours vs expected.
+
+    `attempted` is False for a learner copy's untouched blank: such a verdict is not journaled."""
 
     passed: bool
     message: str
     yours: str = ""
     expected: str = ""
+    attempted: bool = True
 
     def __str__(self) -> str:
         mark = "PASSED" if self.passed else "NOT YET"
@@ -65,7 +81,10 @@ def failed(message: str, yours: object = "", expected: object = "") -> Verdict:
 
 @dataclass
 class Exercise:
-    """One exercise: its checker, hint, reference answer and known wrong answers."""
+    """One exercise: its checker, hint, reference answer and known wrong answers.
+
+    `answer_words`: words that would give the answer away if the notebook showed them before the
+    exercise (tests/test_notebook_policy.py looks for them in earlier cells and outputs)."""
 
     name: str
     prompt: str
@@ -73,6 +92,7 @@ class Exercise:
     hint: str
     reference: Callable[[], Any]
     wrong_answers: tuple[Callable[[], Any], ...] = field(default_factory=tuple)
+    answer_words: tuple[str, ...] = ()
 
     def solution_source(self) -> str:
         """The reference answer's source code, as a learner would write it."""
@@ -103,6 +123,8 @@ def exercise_modules() -> list[str]:
 
 def register(exercise: Exercise) -> Exercise:
     """Add an exercise to the registry (idempotent for re-imports of the same module)."""
+    if exercise.name in _PREDICTIONS:
+        raise CourseError(f"{exercise.name!r} is a prediction already; a name is one or the other")
     _REGISTRY[exercise.name] = exercise
     return exercise
 
@@ -140,14 +162,117 @@ def is_scaffold(exc: BaseException) -> bool:
     return isinstance(exc, NotImplementedError) and str(exc) == SCAFFOLD
 
 
+def untouched(answer: object, label: str = "your answer") -> list[str]:
+    """The parts of an answer that are still a learner copy's blank, by name; [] when none is.
+
+    Blank: `...` (or None) given as the answer; a function or method that still holds the
+    scaffold's `raise NotImplementedError("your code here")`; a function whose body is only
+    `pass` or `...`; a class with nothing in it. A dict, tuple or list is looked into, so a
+    dict of three scaffold functions is as blank as one.
+    """
+    return [label] if answer is None else _blank_parts(answer, label)
+
+
+def _blank_parts(answer: object, label: str) -> list[str]:
+    if answer is Ellipsis:
+        return [label]
+    if isinstance(answer, dict):
+        return [part for key, value in answer.items() for part in _blank_parts(value, str(key))]
+    if isinstance(answer, tuple | list):
+        return [part for value in answer for part in _blank_parts(value, label)]
+    if isinstance(answer, functools.partial):
+        return _blank_parts(answer.func, label)
+    if inspect.isclass(answer):
+        return _blank_class(answer)
+    if isinstance(answer, types.FunctionType | types.MethodType):
+        function = getattr(answer, "__func__", answer)
+        return [function.__name__] if _blank_function(function) else []
+    return []
+
+
+def _blank_class(cls: type) -> list[str]:
+    """A class defined by the learner: its scaffold methods, or the class itself when empty."""
+    own = [k for k in vars(cls) if not (k.startswith("__") and k.endswith("__"))]
+    methods = {
+        name: getattr(value, "__func__", getattr(value, "fget", value))
+        for name, value in vars(cls).items()
+        if isinstance(value, types.FunctionType | staticmethod | classmethod | property)
+    }
+    if not own and not methods and cls.__bases__ == (object,):  # `class X: pass`
+        return [cls.__name__]
+    return [
+        f"{cls.__name__}.{name}"
+        for name, function in methods.items()
+        if isinstance(function, types.FunctionType) and _holds_scaffold(function.__code__)
+    ]
+
+
+def _blank_function(function: types.FunctionType) -> bool:
+    return _holds_scaffold(function.__code__) or _empty_body(function)
+
+
+def _holds_scaffold(code: types.CodeType) -> bool:
+    """Whether compiled code (or a function nested in it) still holds the scaffold's raise."""
+    return any(
+        const == SCAFFOLD or (isinstance(const, types.CodeType) and _holds_scaffold(const))
+        for const in code.co_consts
+    )
+
+
+def _empty_body(function: types.FunctionType) -> bool:
+    """A `def f(...): pass` (or `...`, or only a docstring): nothing written yet."""
+    try:
+        tree = ast.parse(textwrap.dedent(inspect.getsource(function)))
+    except (OSError, TypeError, SyntaxError):  # no source (a lambda in an expression, a builtin)
+        return False
+    node = tree.body[0] if tree.body else None
+    if not isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+        return False
+    body = node.body[1:] if ast.get_docstring(node) is not None else node.body
+    return all(
+        isinstance(s, ast.Pass)
+        or (isinstance(s, ast.Expr) and isinstance(s.value, ast.Constant) and s.value.value is ...)
+        for s in body
+    )
+
+
+def blank(answer: object) -> Verdict | None:
+    """A "not attempted yet" verdict (never journaled) for a blank answer, else None.
+
+    Checkers that take answers apart may call it on a part; `check` calls it on the whole."""
+    parts = untouched(answer)
+    if not parts:
+        return None
+    if parts == ["your answer"]:
+        return not_attempted("replace the `...` with your answer, then run the cell.")
+    names = ", ".join(parts)
+    return not_attempted(
+        f"{names} {'is' if len(parts) == 1 else 'are'} still blank: write "
+        f"{'it' if len(parts) == 1 else 'them'} in place of "
+        f'`raise NotImplementedError("{SCAFFOLD}")` (or `pass`), then run the cell.'
+    )
+
+
+def blank_error(exc: BaseException) -> Verdict | None:
+    """A "not attempted yet" verdict when the learner's code raised the scaffold, else None."""
+    if not is_scaffold(exc):
+        return None
+    return not_attempted("your code still raises NotImplementedError: write it, then run the cell.")
+
+
+def not_attempted(detail: str) -> Verdict:
+    """The "not attempted yet" verdict, never journaled: for a checker that finds a blank part."""
+    return Verdict(False, f"{NOT_ATTEMPTED}: {detail}", attempted=False)
+
+
 def _watched(answer: Any) -> tuple[Any, Callable[[], bool]]:
     """The answer, and a probe: did the learner's function raise the untouched scaffold?
 
-    A checker may catch the learner's exceptions itself (to say on which variant it went
-    wrong), so `check` cannot rely on seeing the NotImplementedError; the wrapper notes it.
-    Only plain functions are wrapped (classes and objects pass through untouched), and only the
-    scaffold's own message counts: a NotImplementedError from torch (an op a device lacks) is
-    a real answer's failure, not a blank one.
+    A blank function is caught before any checker runs (`blank`); this catches a function that
+    calls a blank one. A checker may catch the learner's exceptions itself (to say on which
+    variant it went wrong), so `check` cannot rely on seeing the NotImplementedError; the
+    wrapper notes it. Only the scaffold's own message counts: a NotImplementedError from torch
+    (an op a device lacks) is a real answer's failure, not a blank one.
     """
     if not inspect.isfunction(answer):
         return answer, lambda: False
@@ -165,17 +290,25 @@ def _watched(answer: Any) -> tuple[Any, Callable[[], bool]]:
 
 
 def check(name: str, answer: Any) -> Verdict:
-    """Check a learner's answer and save the result to the journal; never raises on the answer."""
+    """Check a learner's answer and save the result to the journal; never raises on the answer.
+
+    A blank answer (see `untouched`) is "not attempted yet" and is not saved: the journal holds
+    only what the learner really tried."""
     exercise = get(name)
-    if answer is Ellipsis or answer is None:
-        return failed(f"{NOT_ATTEMPTED}: replace the `...` with your answer, then run the cell.")
-    answer, blank = _watched(answer)
+    verdict = blank(answer)
+    if verdict is not None:
+        return verdict
+    answer, raised_scaffold = _watched(answer)
     try:
         verdict = exercise.checker(answer)
     except Exception as exc:
-        verdict = failed(f"checking your answer raised {type(exc).__name__}: {exc}")
-    if blank():
-        return failed(f"{NOT_ATTEMPTED}: your function still raises NotImplementedError.")
+        verdict = blank_error(exc) or failed(
+            f"checking your answer raised {type(exc).__name__}: {exc}"
+        )
+    if raised_scaffold():
+        verdict = not_attempted("your function still raises NotImplementedError.")
+    if not verdict.attempted:
+        return verdict
     journal.record(name, "check", passed=verdict.passed)
     if not verdict.passed and not _hint_seen(name) and not _INSTRUCTOR["on"]:
         verdict.message += f"\n  stuck? run:  {advice('hint', name)}"
@@ -208,12 +341,29 @@ def solution(name: str) -> Text:
     return Shown(f"Reference solution for {name}:\n\n{exercise.solution_source()}")
 
 
+TEXT_WIDTH = 96  # JupyterLab breaks longer printed lines anywhere, mid-word
+
+
+def wrapped(text: str, width: int = TEXT_WIDTH) -> str:
+    """Text filled to fit a notebook cell: paragraphs (split at blank lines) re-flowed to `width`.
+
+    Single line breaks inside a paragraph are reflowed too, so prose is written as one string
+    and never wrapped by hand."""
+    return "\n\n".join(
+        textwrap.fill(" ".join(paragraph.split()), width, break_on_hyphens=False)
+        for paragraph in text.split("\n\n")
+    )
+
+
 @dataclass
 class Prediction:
     """A choice the learner commits to before an experiment; the reveal runs the real one.
 
     `outcome` runs the experiment (the reference, on the real or emulated device) and returns one
     of `choices`, so a reveal can never disagree with what the learner's own run would show.
+    `explanation` is prose (reveal wraps it to the cell). `answer_words` name the correct
+    choice in other words: shown before the prediction, they would answer it
+    (tests/test_notebook_policy.py looks for them, and for the correct choice itself).
     """
 
     name: str
@@ -221,6 +371,7 @@ class Prediction:
     choices: tuple[str, ...]
     outcome: Callable[[], str]
     explanation: str
+    answer_words: tuple[str, ...] = ()
 
 
 _PREDICTIONS: dict[str, Prediction] = {}
@@ -229,13 +380,19 @@ _PREDICTED: dict[str, str] = {}
 
 def register_prediction(prediction: Prediction) -> Prediction:
     """Add a prediction to the registry (idempotent for re-imports of the same module)."""
+    if prediction.name in _REGISTRY:
+        raise CourseError(
+            f"{prediction.name!r} is a checked exercise already; a name is one or the other"
+        )
+    if not prediction.choices or not all(isinstance(c, str) for c in prediction.choices):
+        raise CourseError(f"{prediction.name}: choices must be strings, got {prediction.choices!r}")
     _PREDICTIONS[prediction.name] = prediction
     return prediction
 
 
 def _prediction(name: str) -> Prediction:
     if name not in _PREDICTIONS:
-        all_exercises()  # imports every lesson's exercises module, which registers predictions
+        all_predictions()  # imports every lesson's exercises module, which registers predictions
     if name not in _PREDICTIONS:
         raise CourseError(
             f"no prediction named {name!r}; known predictions: {', '.join(sorted(_PREDICTIONS))}"
@@ -243,27 +400,65 @@ def _prediction(name: str) -> Prediction:
     return _PREDICTIONS[name]
 
 
-def predict(name: str, choice: object) -> Text:
-    """Commit to a prediction before running the experiment; `reveal(name)` compares later."""
+def all_predictions() -> dict[str, Prediction]:
+    """Every prediction in the course, importing the modules that define them."""
+    all_exercises()
+    return dict(_PREDICTIONS)
+
+
+def committed(name: str) -> str | None:
+    """The choice the learner committed to for a prediction, in this kernel or an earlier one."""
+    if name not in _PREDICTED:
+        earlier = journal.prediction(name)
+        if earlier is not None:
+            _PREDICTED[name] = earlier
+    return _PREDICTED.get(name)
+
+
+def predict(name: str, choice: object) -> Text | Verdict:
+    """Commit to a prediction before running the experiment; `reveal(name)` compares later.
+
+    A prediction is made once: it is saved with the journal, and a later different choice
+    (after a restart, or after the reveal) is refused, politely. A choice that is not on the
+    list is a NOT YET message naming the choices, never a traceback."""
     prediction = _prediction(name)
     if choice is Ellipsis or choice is None:
-        return Text(f"No prediction yet: {prediction.question} choose one of {prediction.choices}.")
-    if choice not in prediction.choices:
-        raise CourseError(
-            f"{choice!r} is not one of the choices for {name}; choose one of {prediction.choices}"
+        return Text(
+            wrapped(f"No prediction yet: {prediction.question} Choose one of {prediction.choices}.")
         )
-    _PREDICTED[name] = str(choice)
+    if not isinstance(choice, str) or choice not in prediction.choices:
+        return Verdict(
+            False,
+            wrapped(f"{choice!r} is not one of the choices for {name}: copy one of them exactly."),
+            repr(choice),
+            "one of " + ", ".join(repr(c) for c in prediction.choices),
+            attempted=False,
+        )
+    earlier = committed(name)
+    if earlier is not None and earlier != choice:
+        return Text(
+            wrapped(
+                f"You already committed to {earlier!r} for {name}, and a prediction is made "
+                f"once, before the experiment. Keep {earlier!r}: reveal({name!r}) compares it "
+                "with what really happens."
+            )
+        )
+    if earlier is None:
+        _PREDICTED[name] = choice
+        journal.record(name, "predict", choice=choice)
     return Text(f"Prediction recorded for {name}: {choice!r}. Now run the experiment.")
 
 
 def reveal(name: str) -> Text:
     """What the experiment really does, beside the learner's prediction (once they made one)."""
     prediction = _prediction(name)
-    mine = _PREDICTED.get(name)
+    mine = committed(name)
     if mine is None and not _INSTRUCTOR["on"]:
         return Text(
-            f"Commit first: predict({name!r}, choice) with one of {prediction.choices}, "
-            "then reveal."
+            wrapped(
+                f"Commit first: predict({name!r}, choice) with one of {prediction.choices}, "
+                "then reveal."
+            )
         )
     actual = prediction.outcome()
     if mine is None:
@@ -272,7 +467,7 @@ def reveal(name: str) -> Text:
         verdict = f"You predicted {mine!r}, and the experiment says {actual!r}: right."
     else:
         verdict = f"You predicted {mine!r}; the experiment says {actual!r}. Worth a second look."
-    return Text(f"{verdict}\n{prediction.explanation}")
+    return Text(f"{wrapped(verdict)}\n{wrapped(prediction.explanation)}")
 
 
 def instructor_mode(on: bool = True) -> None:

@@ -7,6 +7,10 @@ appends one JSON line per event to `progress.jsonl` in a user data directory (or
 (`python -m course progress`, the widget of notebook 00) or a whole room's
 (`python -m course progress --collect DIR`, one file per learner).
 
+A prediction is saved here too (a "predict" event with the choice): it is committed once, before
+the experiment, and a restarted kernel must not let the learner commit again after seeing the
+result. Predictions are not exercises: the progress tables count checks, hints and solutions only.
+
 An append-only log of small lines survives several notebooks writing at once, and a damaged
 line costs only itself: reading skips what it cannot parse.
 """
@@ -27,19 +31,23 @@ from course.tables import text_table
 ENV_DIR = "COURSE_PROGRESS_DIR"
 APP_DIR = "pytorch-internals-course"
 FILENAME = "progress.jsonl"
-EVENTS = ("check", "hint", "solution")
+EXERCISE_EVENTS = ("check", "hint", "solution")
+EVENTS = (*EXERCISE_EVENTS, "predict")
 STUCK_ATTEMPTS = 3  # failed checks (without a pass) after which an instructor should look
 _WARNED = {"write": False}
 
 
 @dataclass(frozen=True)
 class Event:
-    """One line of the journal: what happened to which exercise, and when (Unix seconds)."""
+    """One line of the journal: what happened to which exercise, and when (Unix seconds).
+
+    `passed` belongs to a check, `choice` to a prediction (the exercise field then names it)."""
 
     t: float
     exercise: str
     event: str
     passed: bool | None = None
+    choice: str | None = None
 
 
 def progress_dir() -> Path:
@@ -66,11 +74,16 @@ def progress_file() -> Path:
     return progress_dir() / FILENAME
 
 
-def record(exercise: str, event: str, passed: bool | None = None) -> None:
+def record(
+    exercise: str, event: str, passed: bool | None = None, choice: str | None = None
+) -> None:
     """Append one event to the journal; never raises (progress must not break an exercise)."""
     if event not in EVENTS:
         raise ValueError(f"unknown journal event {event!r}; allowed: {EVENTS}")
-    line = json.dumps(asdict(Event(round(time.time(), 3), exercise, event, passed)))
+    fields = asdict(Event(round(time.time(), 3), exercise, event, passed, choice))
+    if choice is None:
+        del fields["choice"]  # a check's line stays as it always was
+    line = json.dumps(fields)
     path = progress_file()
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -94,9 +107,15 @@ def load(path: Path | None = None) -> list[Event]:
     for line in path.read_text(encoding="utf-8", errors="replace").splitlines():
         try:
             data = json.loads(line)
-            passed = data.get("passed")
+            choice = data.get("choice")
             events.append(
-                Event(float(data["t"]), str(data["exercise"]), str(data["event"]), passed)
+                Event(
+                    float(data["t"]),
+                    str(data["exercise"]),
+                    str(data["event"]),
+                    data.get("passed"),
+                    None if choice is None else str(choice),
+                )
             )
         except (ValueError, KeyError, TypeError, AttributeError):
             continue
@@ -106,6 +125,16 @@ def load(path: Path | None = None) -> list[Event]:
 def hint_seen(exercise: str, path: Path | None = None) -> bool:
     """Whether this learner has asked for the exercise's hint, in this session or an earlier one."""
     return any(e.exercise == exercise and e.event == "hint" for e in load(path))
+
+
+def prediction(name: str, path: Path | None = None) -> str | None:
+    """The choice this learner committed to for a prediction (the first one), or None."""
+    return next((e.choice for e in load(path) if e.exercise == name and e.event == "predict"), None)
+
+
+def exercise_events(events: Iterable[Event]) -> list[Event]:
+    """The events that tell how an exercise went: checks, hints and solutions (no predictions)."""
+    return [e for e in events if e.event in EXERCISE_EVENTS]
 
 
 @dataclass(frozen=True)
@@ -131,7 +160,7 @@ class Standing:
 
 def standing(exercise: str, events: Iterable[Event]) -> Standing:
     """One exercise's standing, from one learner's events (in any order)."""
-    mine = sorted((e for e in events if e.exercise == exercise), key=lambda e: e.t)
+    mine = sorted((e for e in exercise_events(events) if e.exercise == exercise), key=lambda e: e.t)
     checks = [e for e in mine if e.event == "check"]
     first_pass = next((i for i, e in enumerate(checks) if e.passed), None)
     if first_pass is not None:
@@ -152,7 +181,7 @@ def standing(exercise: str, events: Iterable[Event]) -> Standing:
 
 def standings(events: Sequence[Event], known: Iterable[str] = ()) -> list[Standing]:
     """Every exercise that has events or is `known`, in course order (by name)."""
-    names = sorted({e.exercise for e in events} | set(known))
+    names = sorted({e.exercise for e in exercise_events(events)} | set(known))
     return [standing(name, events) for name in names]
 
 
@@ -228,7 +257,7 @@ def class_rows(journals: dict[str, Sequence[Event]], now: float | None = None) -
         table = standings(events)
         trying = [s for s in table if s.status == "trying"]
         current = max(trying, key=lambda s: s.last, default=None)
-        last = max((e.t for e in events), default=0.0)
+        last = max((e.t for e in events), default=0.0)  # a prediction is activity too
         rows.append(
             {
                 "learner": learner,
@@ -245,7 +274,7 @@ def class_rows(journals: dict[str, Sequence[Event]], now: float | None = None) -
 
 def exercise_rows(journals: dict[str, Sequence[Event]]) -> list[dict]:
     """A room per exercise: who passed, who is still trying (and who looks stuck)."""
-    names = sorted({e.exercise for events in journals.values() for e in events})
+    names = sorted({e.exercise for events in journals.values() for e in exercise_events(events)})
     rows = []
     for name in names:
         table = {learner: standing(name, events) for learner, events in journals.items()}

@@ -50,6 +50,22 @@ def test_record_and_load_round_trip(home):
     assert journal.hint_seen("04.stride") and not journal.hint_seen("05.other")
 
 
+def test_a_prediction_is_kept_with_its_choice_and_the_first_one_counts(home):
+    journal.record("06.lost_write", "predict", choice="zeros")
+    journal.record("06.lost_write", "predict", choice="its old values, unchanged")
+    journal.record("06.fix", "check", passed=False)
+    assert journal.prediction("06.lost_write") == "zeros"
+    assert journal.prediction("06.fix") is None
+    lines = (home / "progress.jsonl").read_text().splitlines()
+    assert "choice" not in json.loads(lines[-1])  # a check's line is as it always was
+
+
+def test_predictions_are_not_exercises_in_the_tables():
+    events = _events((0, "06.lost_write", "predict", None), (1, "06.fix", "check", False))
+    assert [s.exercise for s in journal.standings(events)] == ["06.fix"]
+    assert [r["exercise"] for r in journal.exercise_rows({"ada": events})] == ["06.fix"]
+
+
 def test_damaged_lines_are_skipped_not_fatal(home):
     home.mkdir()
     good = json.dumps({"t": 1.0, "exercise": "01.a", "event": "check", "passed": True})

@@ -1,21 +1,28 @@
 """The learner copies: generated from the references, fresh, spoiler-free, and runnable as is.
 
-The last test runs every learner copy top to bottom, as a learner who attempted nothing would
-("Run All"): every cell must run, and in a notebook that marks its solutions every check(...)
-must answer "not attempted yet". A crash there is a bug in that lesson's reference notebook.
+The last tests run every learner copy top to bottom, as a learner who attempted nothing would
+("Run All"): every cell must run, in a notebook that marks its solutions every check(...) must
+answer "not attempted yet", the progress journal must stay empty, and no cell may print a blank
+answer. A crash there is a bug in that lesson's reference notebook.
 """
 
 from __future__ import annotations
 
+import functools
 import importlib.util
 import json
+import os
 import re
+import tempfile
+from dataclasses import dataclass
 from pathlib import Path
 
 import nbformat
 import pytest
 
+from course import journal
 from course.exercises import NOT_ATTEMPTED
+from tests.known_failures import listed
 
 ROOT = Path(__file__).resolve().parents[1]
 _spec = importlib.util.spec_from_file_location(
@@ -180,34 +187,90 @@ def test_no_solution_or_output_reaches_the_learner(path):
 # --- run all, as a learner who attempted nothing -------------------------------------------
 
 
-def _has_error(cell) -> bool:
-    return any(o.output_type == "error" for o in cell.get("outputs", []))
+@dataclass
+class RunAll:
+    """A learner copy after "Run All" with nothing attempted: its cells, or the crash, and what
+    the progress journal recorded meanwhile (a private one)."""
+
+    nb: nbformat.NotebookNode
+    crash: str
+    events: list[journal.Event]
 
 
-@pytest.mark.parametrize("path", COPIES, ids=lambda p: p.name)
-def test_run_all_completes_in_a_learner_copy(path, tmp_path):
-    """Every cell runs; with solution markers, every check(...) says "not attempted yet"."""
+@functools.cache
+def run_all(path: Path) -> RunAll:
+    """Execute a learner copy once per test session, in a temporary folder and journal."""
     from nbclient import NotebookClient
     from nbclient.exceptions import CellExecutionError
 
-    nb = nbformat.read(path, as_version=4)
-    workdir = tmp_path / "learner"
+    top = Path(tempfile.mkdtemp(prefix="run-all-"))
+    workdir, progress = top / "learner", top / "progress"
     workdir.mkdir()
     if (ROOT / "assets").is_dir():
-        (tmp_path / "assets").symlink_to(ROOT / "assets")
+        (top / "assets").symlink_to(ROOT / "assets")
+    nb = nbformat.read(path, as_version=4)
     client = NotebookClient(nb, timeout=600, resources={"metadata": {"path": str(workdir)}})
+    crash = ""
+    saved = os.environ.get(journal.ENV_DIR)
+    os.environ[journal.ENV_DIR] = str(progress)  # the kernel inherits it when it starts
     try:
         client.execute()
     except CellExecutionError as exc:
         errors = [i for i, c in enumerate(nb.cells) if _has_error(c)]
         where = f"reference cell {errors[0] - 1}" if errors else "a cell"  # copy cell 0: set-up
-        pytest.fail(f"{path.name}: {where} crashes when the learner attempted nothing:\n{exc}")
+        crash = f"{path.name}: {where} crashes when the learner attempted nothing:\n{exc}"
+    finally:
+        if saved is None:
+            os.environ.pop(journal.ENV_DIR, None)
+        else:
+            os.environ[journal.ENV_DIR] = saved
+    return RunAll(nb, crash, journal.load(progress / journal.FILENAME))
+
+
+def _has_error(cell) -> bool:
+    return any(o.output_type == "error" for o in cell.get("outputs", []))
+
+
+def _shown(cell) -> str:
+    return json.dumps([o.get("data", o.get("text", "")) for o in cell.get("outputs", [])])
+
+
+@pytest.mark.parametrize("path", COPIES, ids=lambda p: p.name)
+def test_run_all_completes_in_a_learner_copy(path):
+    """Every cell runs; with solution markers, every check(...) says "not attempted yet"."""
+    result = run_all(path)
+    if result.crash:
+        pytest.fail(result.crash)
     if "BEGIN SOLUTION" not in (mlc.REFERENCE_DIR / path.name).read_text():
         return  # not migrated to solution markers yet: "Run All completes" is all we can ask
-    for index, cell in enumerate(nb.cells):
+    for index, cell in enumerate(result.nb.cells):
         if cell.cell_type == "code" and re.search(r"\bcheck\(", cell.source):
-            shown = json.dumps([o.get("data", o.get("text", "")) for o in cell.outputs])
+            shown = _shown(cell)
             assert NOT_ATTEMPTED in shown, f"{path.name} cell {index}: {shown[:300]}"
+
+
+@pytest.mark.parametrize("path", COPIES, ids=lambda p: p.name)
+def test_run_all_records_nothing_the_learner_did_not_do(path):
+    """Blanks of every kind are "not attempted": the journal stays empty (no check, hint,
+    solution or prediction), so an instructor's --collect never calls an idle learner stuck."""
+    result = run_all(path)
+    recorded = [(e.exercise, e.event, e.passed) for e in result.events]
+    assert recorded == [], f"{path.name}: Run All with nothing attempted recorded {recorded}"
+
+
+# Learner copies whose cells print a blank answer (`Ellipsis`) today; each lesson's rewrite
+# takes itself off the list.
+PRINTS_BLANKS = {"01_the_plateau.ipynb", "02_isolating.ipynb", "03_inside_adam.ipynb"}
+
+
+@pytest.mark.parametrize(
+    "path", listed(COPIES, PRINTS_BLANKS, "prints a blank"), ids=lambda p: p.name
+)
+def test_run_all_prints_no_blank_answer(path):
+    """A scaffold cell never shows `Ellipsis`: a blank answer is not a value to print."""
+    cells = run_all(path).nb.cells
+    shows = [i - 1 for i, c in enumerate(cells) if "Ellipsis" in _shown(c)]  # 0: the set-up cell
+    assert not shows, f"{path.name}: reference cells {shows} print `Ellipsis` on a blank answer"
 
 
 def test_the_learner_folder_holds_only_copies():

@@ -473,6 +473,7 @@ register_prediction(
         "addcmul_ and addcdiv_: exactly the op that writes exp_avg_sq (so it stays 0) and the "
         "op that writes the parameter (so it never moves). lerp_ and mul_ are fine: the bug is "
         "in two kernels, not in non-contiguous tensors as such.",
+        answer_words=("stays exactly 0", "never moves"),
     )
 )
 

@@ -261,9 +261,10 @@ register_prediction(
         "Each fix changes one thing from the broken run. Which of them unfreeze the encoder?",
         FIX_CHOICES,
         _which_fixes,
-        "The bug needs both a non-contiguous output and a kernel that drops writes to it.\n"
-        "Fix 1 removes the first (Adam's state is contiguous too: zeros_like copies the layout),\n"
-        "fix 2 the second for addcmul_/addcdiv_, and fix 3 makes the copies unnecessary:\n"
+        "The bug needs both a non-contiguous output and a kernel that drops writes to it. "
+        "Fix 1 removes the first (Adam's state is contiguous too: zeros_like copies the layout), "
+        "fix 2 the second for addcmul_/addcdiv_, and fix 3 makes the copies unnecessary: "
         "each is enough on its own.",
+        answer_words=("either one", "each is enough", "all three fix"),
     )
 )

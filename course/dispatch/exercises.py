@@ -21,12 +21,12 @@ from course.dispatch.registry import entries, kernel_entry, lookup
 from course.dispatch.tables import call_path, key_summary
 from course.dispatch.tracer import OpTracer
 from course.exercises import (
-    NOT_ATTEMPTED,
     Exercise,
     Prediction,
     Verdict,
     failed,
     is_scaffold,
+    not_attempted,
     passed,
     register,
     register_prediction,
@@ -313,7 +313,7 @@ def _check_custom_op(answer) -> Verdict:
         return _ema_sq_verdict(custom.op)
     except Exception as exc:
         if is_scaffold(exc):
-            return failed(f"{NOT_ATTEMPTED}: a kernel still raises NotImplementedError.")
+            return not_attempted("a kernel still raises NotImplementedError.")
         return failed(f"calling your op raised {type(exc).__name__}: {_first_line(exc)}")
     finally:
         custom.remove()

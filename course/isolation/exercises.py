@@ -9,7 +9,6 @@ measuring the device gets an answer wrong somewhere, and the message says where 
 from __future__ import annotations
 
 import functools
-import textwrap
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -682,13 +681,10 @@ register_prediction(
         "per feature)?",
         ("whole rows", "whole columns", "scattered elements", "there are no zeros"),
         _zero_pattern,
-        textwrap.fill(  # printed text breaks mid-word: fit the notebook's cell
-            "Whole rows: TopK keeps 32 of 1536 features per sample, and a feature that no sample "
-            "of the batch kept passes back no gradient at all, so its whole row is zero. The zero "
-            "fraction is the share of features nobody in the batch used: it depends on the batch "
-            "size, k, the width and the data. That is why ours is not the story's 88.5%.",
-            96,
-        ),
+        "Whole rows: TopK keeps 32 of 1536 features per sample, and a feature that no sample "
+        "of the batch kept passes back no gradient at all, so its whole row is zero. The zero "
+        "fraction is the share of features nobody in the batch used: it depends on the batch "
+        "size, k, the width and the data. That is why ours is not the story's 88.5%.",
     )
 )
 
@@ -710,12 +706,9 @@ register_prediction(
         "encoder's largest element: lr * |exp_avg| / (sqrt(exp_avg_sq) + eps)?",
         ("0", "about lr", "enormous: lr * m / eps"),
         _update_size,
-        textwrap.fill(  # printed text breaks mid-word: fit the notebook's cell
-            "Enormous: sqrt(0) + eps = 1e-8, so the step is |exp_avg| * 1e5, thousands of times "
-            "larger than the weights. Yet your snapshot says the encoder did not move at all. "
-            "Two impossible things at once: remember this for notebook 03.",
-            96,
-        ),
+        "Enormous: sqrt(0) + eps = 1e-8, so the step is |exp_avg| * 1e5, thousands of times "
+        "larger than the weights. Yet your snapshot says the encoder did not move at all. "
+        "Two impossible things at once: remember this for notebook 03.",
     )
 )
 
@@ -731,10 +724,7 @@ register_prediction(
         "Adam step move it?",
         ("yes", "no"),
         _contiguous_moves,
-        textwrap.fill(  # printed text breaks mid-word: fit the notebook's cell
-            "Yes: with the stride the only difference, Adam moves a contiguous encoder on the same "
-            "emulated device. Something on this stack mishandles a non-contiguous tensor.",
-            96,
-        ),
+        "Yes: with the stride the only difference, Adam moves a contiguous encoder on the same "
+        "emulated device. Something on this stack mishandles a non-contiguous tensor.",
     )
 )

@@ -17,12 +17,12 @@ import torch
 from course import emps
 from course.errors import CourseError
 from course.exercises import (
-    NOT_ATTEMPTED,
     Exercise,
     Prediction,
     Verdict,
     failed,
     is_scaffold,
+    not_attempted,
     passed,
     register,
     register_prediction,
@@ -73,7 +73,7 @@ def check_kernel_layouts(kernel: Callable[[emps.KernelCall], None]) -> Verdict |
             result, expected, _ = run_addcmul(under_contract(kernel, notes), output)
         except Exception as exc:
             if is_scaffold(exc):
-                return failed(f"{NOT_ATTEMPTED}: your kernel still raises NotImplementedError.")
+                return not_attempted("your kernel still raises NotImplementedError.")
             if notes.violation:
                 return failed(f"{where}: {notes.violation}", "a strided buffer", "contiguous ones")
             return failed(f"{where} your kernel raised {type(exc).__name__}: {exc}")
@@ -271,7 +271,7 @@ def _redesign_case(placeholder_class, family: str, layout: str, shape) -> Verdic
         values, events = family_call(backend, family, layout, shape)
     except Exception as exc:
         if is_scaffold(exc):
-            return failed(f"{NOT_ATTEMPTED}: your class still raises NotImplementedError.")
+            return not_attempted("your class still raises NotImplementedError.")
         if notes.violation:
             return failed(
                 f"{where}: {notes.violation}. (clone() and empty_like() keep the tensor's "
@@ -385,6 +385,7 @@ register_prediction(
         _lost_write_outcome,
         "The Placeholder gathered a contiguous copy of out, the graph computed the right answer "
         "into that copy, and nothing copied it back: out keeps its old values. Nothing fails.",
+        answer_words=("unchanged", "never changed", "old values"),
     )
 )
 register_prediction(
@@ -396,6 +397,7 @@ register_prediction(
         _macos15_outcome,
         "With strided buffers the Placeholder makes no copy: the graph writes into out itself. "
         "The bug needed both a kernel that forgot the copy back and a graph that needed one.",
+        answer_words=("the write arrives", "before macOS 15", "takes strided buffers"),
     )
 )
 
