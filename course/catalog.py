@@ -3,7 +3,9 @@
 Keeping the list in one place means the start notebook, the README table, `python -m course
 doctor` and the static site can never disagree about what the course contains. Which code each
 notebook uses is not written here: `code_packages` reads it from the notebook's own imports, so
-the map cannot drift (tests/test_catalog.py holds README's table to it).
+the map cannot drift (tests/test_catalog.py holds README's table to it). `with_dependencies`
+follows those imports through the package, so `make notebooks` knows which files a notebook's
+stored outputs depend on.
 """
 
 from __future__ import annotations
@@ -168,20 +170,94 @@ def lesson(filename: str) -> Lesson:
     raise KeyError(f"no lesson named {filename!r}; the course has: {names}")
 
 
-def _imported_modules(source: str) -> set[str]:
-    """The course modules one cell imports (`from course.x import y`, `import course.x`)."""
+COURSE_DIR = Path(__file__).resolve().parent
+
+
+def module_file(name: str) -> Path | None:
+    """The file of a course module ("course.story.plateau"), found without importing it."""
+    parts = name.split(".")
+    if parts[0] != "course":
+        return None
+    base = COURSE_DIR.joinpath(*parts[1:])
+    for candidate in (base.with_suffix(".py"), base / "__init__.py"):
+        if candidate.is_file():
+            return candidate
+    return None
+
+
+def python_source(cell_source: str) -> str:
+    """A code cell's text with IPython magics and shell lines (`%time`, `!pip`) made `pass`, at
+    their indentation, so `ast` can read the rest of the cell."""
+    return "\n".join(
+        (line[: len(line) - len(line.lstrip())] + "pass")
+        if line.lstrip()[:1] in ("%", "!")
+        else line
+        for line in cell_source.split("\n")
+    )
+
+
+def imported_modules(source: str) -> set[str]:
+    """The course modules some Python source imports, at any depth (inside functions too).
+
+    `from course.x import y` counts course.x, and course.x.y when y is a module of its own."""
     try:
-        tree = ast.parse(source)
-    except SyntaxError:  # IPython magics: such a cell imports nothing from the course
+        tree = ast.parse(python_source(source))
+    except SyntaxError:  # a cell that is not Python at all imports nothing
         return set()
     found: set[str] = set()
     for node in ast.walk(tree):
         if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("course"):
-            base = node.module
-            found |= {f"{base}.{a.name}" for a in node.names} if base == "course" else {base}
+            found.add(node.module)
+            found |= {
+                f"{node.module}.{a.name}"
+                for a in node.names
+                if module_file(f"{node.module}.{a.name}") is not None
+            }
         elif isinstance(node, ast.Import):
             found |= {a.name for a in node.names if a.name.startswith("course")}
-    return found
+    return {name for name in found if module_file(name) is not None}
+
+
+def with_dependencies(modules: set[str]) -> tuple[str, ...]:
+    """The modules, their packages' `__init__`s and every course module they import, transitively.
+
+    What a notebook's stored outputs depend on: change any of these files and they may be stale.
+    """
+    seen: set[str] = set()
+    todo = list(modules)
+    while todo:
+        name = todo.pop()
+        if name in seen:
+            continue
+        seen.add(name)
+        parts = name.split(".")
+        todo += [".".join(parts[:i]) for i in range(1, len(parts))]  # importing runs __init__s
+        todo += sorted(imported_modules(module_file(name).read_text(encoding="utf-8")))
+    return tuple(sorted(seen))
+
+
+def dependency_files(modules: tuple[str, ...]) -> list[Path]:
+    """The files behind modules: each module's source, and the data files (a kernel's C++
+    source) that sit beside a package's `__init__.py`."""
+    files: set[Path] = set()
+    for name in modules:
+        path = module_file(name)
+        files.add(path)
+        if path.name == "__init__.py":
+            files |= {
+                p for p in path.parent.iterdir() if p.is_file() and p.suffix not in (".py", ".pyc")
+            }
+    return sorted(files)
+
+
+def notebook_modules(filename: str, notebook_dir: Path = NOTEBOOK_DIR) -> set[str]:
+    """The course modules a notebook's code cells import themselves."""
+    cells = json.loads((notebook_dir / filename).read_text(encoding="utf-8"))["cells"]
+    modules: set[str] = set()
+    for cell in cells:
+        if cell["cell_type"] == "code":
+            modules |= imported_modules("".join(cell["source"]))
+    return modules
 
 
 def code_packages(filename: str, notebook_dir: Path = NOTEBOOK_DIR) -> tuple[str, ...]:
@@ -190,11 +266,7 @@ def code_packages(filename: str, notebook_dir: Path = NOTEBOOK_DIR) -> tuple[str
     A subpackage's modules count as the subpackage; top-level shared pieces (`course.ui`,
     `course.exercises`, ...) count as themselves.
     """
-    cells = json.loads((notebook_dir / filename).read_text())["cells"]
-    modules: set[str] = set()
-    for cell in cells:
-        if cell["cell_type"] == "code":
-            modules |= _imported_modules("".join(cell["source"]))
+    modules = notebook_modules(filename, notebook_dir) - {"course"}
     return tuple(sorted({".".join(m.split(".")[:2]) for m in modules}))
 
 

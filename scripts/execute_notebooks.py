@@ -1,11 +1,15 @@
 """Re-execute course notebooks in place so their stored outputs stay true (`make notebooks`).
 
 Each notebook is run top to bottom in a fresh kernel (the "restart and run all" a learner does),
-then normalised: slide metadata derived from headings, volatile metadata dropped, and the hash
-of its code cells recorded so `tests/test_notebook_policy.py` can tell when outputs are stale.
+then normalised: slide metadata derived from headings, volatile metadata dropped, and digests
+recorded so `tests/test_notebook_policy.py` can tell when outputs are stale. The digests cover
+the notebook's code cells and every course file they depend on (the modules they import, what
+those import in turn, and a package's data files such as a kernel's C++ source), one per file,
+so a stale notebook says which file changed.
 
     python scripts/execute_notebooks.py                      # every notebook
     python scripts/execute_notebooks.py notebooks/03_*.ipynb # some
+    make notebooks NB=notebooks/03_inside_adam.ipynb         # the same, through make
 """
 
 from __future__ import annotations
@@ -21,14 +25,43 @@ from pathlib import Path
 import nbformat
 from nbclient import NotebookClient
 
+from course.catalog import COURSE_DIR, dependency_files, imported_modules, with_dependencies
+
 ROOT = Path(__file__).resolve().parents[1]
 NOTEBOOKS = ROOT / "notebooks"
+CELLS = "(code cells)"  # the digest of the notebook's own code, beside the files'
 
 
-def code_hash(nb: nbformat.NotebookNode) -> str:
-    """Hash of every code cell's source: changes whenever the code a reader sees changes."""
-    sources = "\n\x00\n".join(c.source for c in nb.cells if c.cell_type == "code")
-    return hashlib.sha256(sources.encode()).hexdigest()
+def digests(nb: nbformat.NotebookNode) -> dict[str, str]:
+    """A short digest of the notebook's code cells and of each course file its outputs depend on.
+
+    Keys are paths relative to the repository (course/story/plateau.py), so a stale notebook
+    names the file to blame."""
+    code = [c.source for c in nb.cells if c.cell_type == "code"]
+    modules: set[str] = set()
+    for source in code:
+        modules |= imported_modules(source)
+    found = {CELLS: _digest("\n\x00\n".join(code).encode())}
+    for path in dependency_files(with_dependencies(modules)):
+        found[path.relative_to(COURSE_DIR.parent).as_posix()] = _digest(path.read_bytes())
+    return found
+
+
+def _digest(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()[:16]
+
+
+def stale_parts(nb: nbformat.NotebookNode) -> list[str]:
+    """What changed since the outputs were stored: "(code cells)" and course files by path.
+
+    Empty when the stored outputs are fresh; a notebook stored without digests is all stale."""
+    recorded = nb.metadata.get("course", {}).get("digests", {})
+    now = digests(nb)
+    if not recorded:
+        return ["everything: no digests stored (executed before they were kept)"]
+    return sorted(
+        name for name in recorded.keys() | now.keys() if recorded.get(name) != now.get(name)
+    )
 
 
 def slide_type(cell: nbformat.NotebookNode) -> str:
@@ -77,7 +110,7 @@ def normalise(nb: nbformat.NotebookNode) -> None:
         "language": "python",
     }
     nb.metadata.pop("widgets", None)
-    nb.metadata["course"] = {"code_sha256": code_hash(nb)}
+    nb.metadata["course"] = {"digests": digests(nb)}
 
 
 def execute(path: Path) -> float:

@@ -25,6 +25,7 @@ import sys
 import textwrap
 from pathlib import Path
 
+from course.catalog import python_source
 from course.exercises import SCAFFOLD
 from course.frontends import setup_cell_source
 
@@ -61,19 +62,9 @@ def solution_regions(lines: list[str]) -> list[tuple[int, int]]:
     return regions
 
 
-def _parsable(source: str) -> str:
-    """The source with IPython magics and shell lines blanked, so `ast` can read the rest."""
-    return "\n".join(
-        (line[: len(line) - len(line.lstrip())] + "pass")
-        if line.lstrip()[:1] in ("%", "!")
-        else line
-        for line in source.split("\n")
-    )
-
-
 def _function_spans(source: str) -> list[tuple[int, int]]:
     """1-based (first body line, last line) of every function in the cell."""
-    tree = ast.parse(_parsable(source))
+    tree = ast.parse(python_source(source))
     return [
         (node.body[0].lineno, node.end_lineno or node.lineno)
         for node in ast.walk(tree)
@@ -116,7 +107,7 @@ def scaffold(source: str) -> str:
     out += lines[cursor:]
     text = "\n".join(line for line in out if not NBVAL_MARKER.match(line))
     if regions:
-        ast.parse(_parsable(text))  # a scaffold that does not parse would break "Run All"
+        ast.parse(python_source(text))  # a scaffold that does not parse would break "Run All"
     return text.strip("\n")
 
 

@@ -7,7 +7,18 @@ from pathlib import Path
 
 import pytest
 
-from course.catalog import LESSONS, code_packages, lesson, readme_table
+from course.catalog import (
+    COURSE_DIR,
+    LESSONS,
+    code_packages,
+    dependency_files,
+    imported_modules,
+    lesson,
+    module_file,
+    python_source,
+    readme_table,
+    with_dependencies,
+)
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -46,3 +57,26 @@ def test_every_imported_package_exists():
 def test_unknown_lesson_names_the_known_ones():
     with pytest.raises(KeyError, match="00_start_here.ipynb"):
         lesson("99_nope.ipynb")
+
+
+def test_imports_are_read_at_any_depth_and_through_magics():
+    source = "%time x = 1\nfrom course import ui\ndef f():\n    from course.kernels import cpp\n"
+    expected = {"course", "course.ui", "course.kernels", "course.kernels.cpp"}
+    assert imported_modules(source) == expected
+    assert imported_modules("from course.fake import nothing") == set()  # no such file
+    assert python_source("for i in x:\n    !ls\n") == "for i in x:\n    pass\n"
+
+
+def test_module_files_are_found_without_importing():
+    assert module_file("course.catalog") == COURSE_DIR / "catalog.py"
+    assert module_file("course.emps") == COURSE_DIR / "emps" / "__init__.py"
+    assert module_file("course.nope") is None and module_file("torch") is None
+
+
+def test_dependencies_are_transitive_and_include_packages_and_data():
+    found = with_dependencies({"course.exercises"})
+    assert {"course", "course.exercises", "course.journal", "course.errors"} <= set(found)
+    kernel = with_dependencies({"course.kernels.cpp.harness"})
+    assert "course.kernels.cpp" in kernel
+    files = {p.name for p in dependency_files(kernel)}
+    assert {"harness.py", "addcmul_kernels.cpp"} <= files

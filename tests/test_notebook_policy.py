@@ -2,12 +2,16 @@
 
 nbval (run by `make test`) proves each notebook executes and that cells marked
 `# NBVAL_CHECK_OUTPUT` reproduce their stored output. These tests prove the rest: stored outputs
-are fresh (same code as when `make notebooks` last ran them, no gaps in execution counts, no
-errors), notebooks are small, numbered, and each has the lesson's shape.
+are fresh (same code cells and the same course files as when `make notebooks` last ran them, no
+gaps in execution counts, no errors, no widget's old text form), notebooks are small, numbered,
+and each has the lesson's shape: one import cell, tables printed through `course.tables`, and
+no prediction (or exercise) answered before it is asked.
 """
 
 from __future__ import annotations
 
+import ast
+import html
 import importlib.util
 import re
 from pathlib import Path
@@ -15,7 +19,9 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from course.catalog import LESSONS
+from course import exercises
+from course.catalog import LESSONS, python_source
+from tests.known_failures import listed
 
 ROOT = Path(__file__).resolve().parents[1]
 NOTEBOOK_DIR = ROOT / "notebooks"
@@ -44,10 +50,12 @@ def test_notebooks_are_numbered_consecutively():
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.name)
 def test_stored_outputs_are_fresh(path):
+    """Same code cells and the same course files (imported, transitively) as when last run."""
     nb = _read(path)
-    recorded = nb.metadata.get("course", {}).get("code_sha256")
-    assert recorded == execute_notebooks.code_hash(nb), (
-        f"{path.name}: code changed since its outputs were stored; run `make notebooks NB={path}`"
+    stale = execute_notebooks.stale_parts(nb)
+    assert not stale, (
+        f"{path.name}: its stored outputs may be stale; changed since `make notebooks` last ran "
+        f"it: {', '.join(stale)}. Run `make notebooks NB=notebooks/{path.name}`"
     )
     counts = [c.execution_count for c in nb.cells if c.cell_type == "code"]
     assert counts == list(range(1, len(counts) + 1)), f"{path.name}: execution counts {counts}"
@@ -113,3 +121,234 @@ def test_key_results_are_checked(path):
     sources = [c.source for c in _read(path).cells if c.cell_type == "code"]
     checked = [s for s in sources if s.lstrip().startswith("# NBVAL_CHECK_OUTPUT")]
     assert checked, f"{path.name} has no # NBVAL_CHECK_OUTPUT cell"
+
+
+def _outputs_text(cell: nbformat.NotebookNode) -> str:
+    """What a code cell's stored outputs show as text (HTML without its tags)."""
+    parts = []
+    for output in cell.get("outputs", []):
+        if "text" in output:
+            parts.append(output["text"])
+        data = output.get("data", {})
+        parts += [data[kind] for kind in ("text/plain", "text/markdown") if kind in data]
+        if "text/html" in data:
+            parts.append(html.unescape(re.sub(r"<[^>]+>", " ", data["text/html"])))
+    return "\n".join(parts)
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.name)
+def test_no_stored_output_shows_a_widgets_old_text_form(path):
+    """A widget's stored text is its own sentence ("Interactive widget ..."), never `Panel(...)`."""
+    for index, cell in enumerate(_read(path).cells):
+        if cell.cell_type == "code":
+            assert "Panel(" not in _outputs_text(cell), (
+                f"{path.name} cell {index} stores an old widget text form; "
+                f"run `make notebooks NB=notebooks/{path.name}`"
+            )
+
+
+BARE_RESULT = re.compile(r"-?\d+(\.\d+)?|None|True|False|Ellipsis|\(\)|\[\]|\{\}")
+# Notebooks whose cells show a stray return value today (none since 02 hid mps_check's exit code).
+STRAY_RESULTS = {"02_isolating.ipynb"}
+
+
+@pytest.mark.parametrize(
+    "path", listed(NOTEBOOKS, STRAY_RESULTS, "a stray return value"), ids=lambda p: p.name
+)
+def test_no_cell_shows_a_stray_return_value(path):
+    """A cell's result is something to read: never a bare exit code, None or an empty value
+    left over from a call made for its printing."""
+    stray = [
+        f"cell {index} shows {output['data']['text/plain']!r}"
+        for index, cell in enumerate(_read(path).cells)
+        for output in cell.get("outputs", [])
+        if output.output_type == "execute_result"
+        and BARE_RESULT.fullmatch(output.get("data", {}).get("text/plain", "").strip())
+    ]
+    assert not stray, f"{path.name}: {'; '.join(stray)}"
+
+
+def test_a_course_file_a_notebook_depends_on_is_in_its_digests():
+    """The freshness test fails when a module a notebook imports, even indirectly, changes."""
+    nb = nbformat.v4.new_notebook(
+        cells=[nbformat.v4.new_code_cell("from course.exercises import check\nimport torch")]
+    )
+    digests = execute_notebooks.digests(nb)
+    assert {"course/exercises.py", "course/journal.py", "course/__init__.py"} <= set(digests)
+    assert execute_notebooks.CELLS in digests and "course/ui.py" not in digests
+    nb.metadata["course"] = {"digests": {**digests, "course/journal.py": "0" * 16}}
+    assert execute_notebooks.stale_parts(nb) == ["course/journal.py"]
+    nb.cells[0].source += "\nprint(1)"
+    assert execute_notebooks.CELLS in execute_notebooks.stale_parts(nb)
+    nb.metadata["course"] = {}
+    assert execute_notebooks.stale_parts(nb)  # never executed with digests: stale
+
+
+def _import_cells(nb: nbformat.NotebookNode) -> list[int]:
+    found = []
+    for index, cell in enumerate(nb.cells):
+        if cell.cell_type != "code":
+            continue
+        try:
+            tree = ast.parse(python_source(cell.source))
+        except SyntaxError:
+            continue
+        if any(isinstance(node, ast.Import | ast.ImportFrom) for node in ast.walk(tree)):
+            found.append(index)
+    return found
+
+
+# Notebooks that import in several cells today; each lesson's rewrite takes itself off the list.
+SCATTERED_IMPORTS = {
+    "01_the_plateau.ipynb",
+    "02_isolating.ipynb",
+    "03_inside_adam.ipynb",
+    "05_dispatch.ipynb",
+}
+
+
+@pytest.mark.parametrize(
+    "path", listed(NOTEBOOKS, SCATTERED_IMPORTS, "imports in several cells"), ids=lambda p: p.name
+)
+def test_one_import_cell(path):
+    """Every import in one cell near the top: a reader sees at once what the lesson uses."""
+    cells = _import_cells(_read(path))
+    assert len(cells) == 1, f"{path.name}: imports in cells {cells}; gather them in one cell"
+
+
+HAND_TABLE = re.compile(
+    r"\{[^{}\n]*:[<>^=]?\d+\}"  # an f-string column width: {name:<12}, {count:>4}
+    r"|\.[lr]just\(|\.center\("
+    r"|\bpandas\b|\bDataFrame\b|\btabulate\b|\bhtml_table\("
+)
+# Notebooks that line up columns by hand today; each lesson's rewrite takes itself off the list.
+HAND_TABLES = {
+    "01_the_plateau.ipynb",
+    "03_inside_adam.ipynb",
+    "05_dispatch.ipynb",
+    "06_placeholder.ipynb",
+    "07_compiled_kernels.ipynb",
+    "10_your_case.ipynb",
+}
+
+
+@pytest.mark.parametrize(
+    "path", listed(NOTEBOOKS, HAND_TABLES, "columns lined up by hand"), ids=lambda p: p.name
+)
+def test_tables_go_through_course_tables(path):
+    """Rows print through course.tables.text_table, so every lesson's tables look alike and
+    nbval compares them exactly; no column widths by hand, no pandas."""
+    offending = [
+        f"cell {index}: {match.group(0)!r}"
+        for index, cell in enumerate(_read(path).cells)
+        if cell.cell_type == "code"
+        for match in [HAND_TABLE.search(cell.source)]
+        if match
+    ]
+    assert not offending, f"{path.name}: a table made by hand ({'; '.join(offending)})"
+
+
+# --- no prediction (or exercise) answered before it is asked ---------------------------------
+
+ASKED = re.compile(r"\b(predict|check)\(\s*[\"'](\d\d\.\w+)[\"']")
+# Answered before they are asked today (issue 24); each notebook's rewrite takes its names off.
+SPOILED = {
+    "03.which_ops",
+    "04.clone_layout",
+    "06.lost_write",
+    "06.macos15",
+}
+
+
+def _plain(text: str) -> str:
+    """Lower case, markdown emphasis and code marks dropped, whitespace collapsed."""
+    return " ".join(re.sub(r"[*`]", "", text).lower().split())
+
+
+def _questions(path: Path) -> list[tuple[str, int]]:
+    """(name, index of the first cell that asks it), for each prediction or check in a notebook."""
+    found: dict[str, int] = {}
+    for index, cell in enumerate(_read(path).cells):
+        if cell.cell_type == "code":
+            for match in ASKED.finditer(cell.source):
+                found.setdefault(match.group(2), index)
+    return list(found.items())
+
+
+def _revealed_choice(nb: nbformat.NotebookNode, prediction: exercises.Prediction) -> str | None:
+    """The choice the stored reveal(...) output says the experiment gave."""
+    for cell in nb.cells:
+        if cell.cell_type == "code" and f'reveal("{prediction.name}")' in cell.source:
+            shown = _plain(_outputs_text(cell))
+            for choice in prediction.choices:
+                if f"experiment says {_plain(repr(choice))}" in shown:
+                    return choice
+    return None
+
+
+EXERCISES = exercises.all_exercises()
+PREDICTIONS = exercises.all_predictions()
+
+
+def answer_words(nb: nbformat.NotebookNode, name: str) -> tuple[str, ...]:
+    """Words that identify a question's answer: those its author declared, and for a
+    prediction the correct choice itself (unless it is too short to mean anything alone)."""
+    if name in EXERCISES:
+        return EXERCISES[name].answer_words
+    prediction = PREDICTIONS[name]
+    choice = _revealed_choice(nb, prediction)
+    assert choice is not None, f"{name}: no stored reveal({name!r}) output names the outcome"
+    distinctive = len(choice) >= 4 and not choice.replace(".", "").isdigit()
+    return prediction.answer_words + ((choice,) if distinctive else ())
+
+
+def spoilers(path: Path, name: str, asked: int) -> list[str]:
+    """Each earlier markdown cell or stored output that shows one of the answer's words.
+
+    A cell that lists every choice of a prediction (the question itself) is read without them."""
+    nb = _read(path)
+    words = answer_words(nb, name)
+    choices = [_plain(c) for c in PREDICTIONS[name].choices] if name in PREDICTIONS else []
+    found = []
+    for index, cell in enumerate(nb.cells[:asked]):
+        kind = "markdown" if cell.cell_type == "markdown" else "output"
+        text = _plain(cell.source if cell.cell_type == "markdown" else _outputs_text(cell))
+        if choices and all(c in text for c in choices):
+            for choice in choices:
+                text = text.replace(choice, " ")
+        found += [
+            f"cell {index} ({kind}) shows {word!r}"
+            for word in words
+            if re.search(rf"(?<!\w){re.escape(_plain(word))}(?!\w)", text)
+        ]
+    return found
+
+
+def _asked_in_notebooks() -> list:
+    """One case per prediction, and per check that declares answer words, in each notebook."""
+    params = []
+    for path in NOTEBOOKS:
+        for name, asked in _questions(path):
+            if name not in PREDICTIONS and not (name in EXERCISES and EXERCISES[name].answer_words):
+                continue  # a check with nothing to give away (a function to write)
+            spoiled = pytest.mark.xfail(reason="answered before asked (issue 24)", strict=True)
+            marks = [spoiled] if name in SPOILED else []  # several values per case: no `listed`
+            params.append(pytest.param(path, name, asked, marks=marks, id=name))
+    return params
+
+
+QUESTIONS = _asked_in_notebooks()
+
+
+@pytest.mark.parametrize("path, name, asked", QUESTIONS)
+def test_no_question_is_answered_before_it_is_asked(path, name, asked):
+    """A prediction's (or checked answer's) identifying words appear nowhere before it."""
+    found = spoilers(path, name, asked)
+    assert not found, (
+        f"{path.name}: {name} (asked in cell {asked}) is answered before it is asked: "
+        + "; ".join(found)
+    )
+
+
+def test_the_spoiled_list_names_only_questions_the_notebooks_ask():
+    assert {p.values[1] for p in QUESTIONS} >= SPOILED
