@@ -103,8 +103,8 @@ def load(path: Path | None = None) -> list[Event]:
     path = progress_file() if path is None else path
     if not path.is_file():
         return []
-    events = []
-    for line in path.read_text(encoding="utf-8", errors="replace").splitlines():
+    events, skipped = [], []
+    for number, line in enumerate(path.read_text(encoding="utf-8", errors="replace").splitlines()):
         try:
             data = json.loads(line)
             choice = data.get("choice")
@@ -118,7 +118,15 @@ def load(path: Path | None = None) -> list[Event]:
                 )
             )
         except (ValueError, KeyError, TypeError, AttributeError):
-            continue
+            skipped.append(number + 1)
+    if skipped:
+        shown = ", ".join(map(str, skipped[:10])) + (", ..." if len(skipped) > 10 else "")
+        warnings.warn(
+            f"{path}: skipped {len(skipped)} unreadable line(s) (line {shown}); a journal line "
+            'is one JSON event such as {"t": 1700000000.0, "exercise": "04.strides", '
+            '"event": "check", "passed": true}',
+            stacklevel=2,
+        )
     return events
 
 

@@ -59,6 +59,16 @@ def run_checks(device: str) -> list[dict]:
     return [check_op(device, name, call, is_random) for name, call, is_random in _ops()]
 
 
+def _unusable(device: str) -> str:
+    """Why a device torch knows cannot run the checks here ("" if it can): no CUDA build,
+    or a device without data (meta)."""
+    try:
+        torch.zeros(1, device=device).cpu()
+    except Exception as exc:  # AssertionError, RuntimeError, NotImplementedError...
+        return f"{type(exc).__name__}: {str(exc).strip().splitlines()[0][:100]}"
+    return ""
+
+
 def environment() -> dict:
     """What a bug report needs: versions of torch, Python and macOS."""
     return {
@@ -86,6 +96,12 @@ def cli(argv: list[str]) -> int:
             "The course's emulated device reproduces the bug: python -m course plateau"
         )
         return 0
+    unusable = _unusable(args.device)
+    if unusable:
+        p.error(
+            f"--device {args.device!r} cannot hold data on this machine ({unusable}); "
+            "use mps on a Mac, or cpu"
+        )
     results = run_checks(args.device)
     broken = [r["op"] for r in results if r["verdict"] != "ok"]
     if args.json:

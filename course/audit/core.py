@@ -112,6 +112,11 @@ def target(device: str, backend: Backend | None = None) -> Target:
     if backend is not None:
         from course import emps
 
+        if not isinstance(backend, emps.Backend):
+            raise CourseError(
+                f"backend must be an emps.Backend (e.g. emps.redesigned_backend()), not "
+                f"{backend!r}; for a profile by name use device='emulated:PROFILE'"
+            )
         label = f"emulated ({backend.profile.name}, {backend.design})"
         return Target(label, emps.DEVICE, backend, emulated=f"emulated:{backend.profile.name}")
     if not isinstance(device, str):

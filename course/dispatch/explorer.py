@@ -147,6 +147,7 @@ def draw_explorer(op: str, tensor: str) -> Drawing:
 
 def dispatch_explorer(op: str = "addcmul_", tensor: str = "CPU tensor, requires_grad") -> Panel:
     """The widget: an op name (with completion) and a tensor kind; redraws on change."""
+    require_choice("tensor", tensor, SAMPLES)  # before the dropdown, which would only say "invalid"
     controls = {
         "op": widgets.Combobox(
             value=op,

@@ -103,6 +103,11 @@ class Layout:
 
     def storage_index(self, index: tuple[int, ...]) -> int:
         """Where logical element `index` lives in storage: offset + sum(i * stride)."""
+        if not isinstance(index, (tuple, list)) or not all(_whole(i) for i in index):
+            raise CourseError(
+                f"index {index!r} is not allowed: give a tuple of whole numbers, one per dim "
+                f"(shape {self.shape}), e.g. {tuple(0 for _ in self.shape)}"
+            )
         if len(index) != len(self.shape):
             raise CourseError(
                 f"index {index} has {len(index)} entries but the tensor has "
@@ -414,7 +419,43 @@ def apply(layout: Layout, op: Op) -> Layout:
             f"the calculator has no rule for {name if name else op!r}; "
             f"it knows: {', '.join(_RULES)}"
         )
+    _require_whole_arguments(op)
     return _RULES[name](layout, *op.args)
+
+
+def _whole(value: object) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _require_whole_arguments(op: Op) -> None:
+    """Sizes, dims, indices, steps and strides are whole numbers: a 1.5 would otherwise become a
+    fractional shape. None stands for "insert a dim" in an index, "from the start/to the end" in a
+    slice and "keep the offset" in as_strided; clone takes a memory-format name."""
+    for position, value in enumerate(op.args):
+        parts = value if isinstance(value, (tuple, list)) else (value,)
+        for part in parts:
+            if isinstance(part, slice):
+                bad = [
+                    x for x in (part.start, part.stop, part.step) if x is not None and not _whole(x)
+                ]
+            elif part is None:
+                bad = (
+                    []
+                    if op.name == "index" or (op.name == "as_strided" and position == 2)
+                    else [None]
+                )
+            else:
+                allowed = (
+                    _whole(part)
+                    or part is Ellipsis
+                    or (op.name == "clone" and isinstance(part, str))
+                )
+                bad = [] if allowed else [part]
+            if bad:
+                raise CourseError(
+                    f"{op.name}: argument {bad[0]!r} is not allowed; sizes, dims, indices, steps "
+                    "and strides are whole numbers (None only inside [...] and slices)"
+                )
 
 
 def apply_chain(layout: Layout, ops: list[Op]) -> list[Layout]:

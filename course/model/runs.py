@@ -11,6 +11,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
+import torch
+
 from course import emps
 from course.devices import mps_available
 from course.errors import CourseError, require_choice
@@ -108,13 +110,28 @@ def run(
         options.get("optimizer", "adam"),
     )
     chosen = backend or emps.Backend(emps.get_profile(profile))
-    data = data or dataset()
+    data = dataset() if data is None else _require_data(data)
     model = TopKSAE(d_model=data.x.shape[1], n_features=n_features, k=k, init=init, seed=seed)
     with emps.use_backend(chosen):
         model.to(emps.DEVICE if device == "emps" else device)
         history = train(model, data, seed=seed, **options)
     name = chosen.profile.name if device == "emps" else f"{device} (no emulation)"
     return Run(history, name, init, device, model)
+
+
+def _require_data(data: object) -> SyntheticData:
+    """The data a run trains on: a SyntheticData whose samples `x` are a 2-D float tensor."""
+    x = getattr(data, "x", None)
+    if not isinstance(data, SyntheticData) or not isinstance(x, torch.Tensor) or x.dim() != 2:
+        raise CourseError(
+            f"data must be a SyntheticData from course.model.data.make_data(...) (samples .x "
+            f"of shape (n, d_model)), not {type(data).__name__} {str(data)[:60]!r}"
+        )
+    if not x.is_floating_point() or len(x) == 0:
+        raise CourseError(
+            f"data.x must hold float samples, not {x.dtype} of shape {tuple(x.shape)}"
+        )
+    return data
 
 
 def fresh_model(
