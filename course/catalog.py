@@ -58,7 +58,7 @@ LESSONS: tuple[Lesson, ...] = (
         "02_isolating.ipynb",
         "Isolating the bug",
         "Which component is broken: gradients, the optimizer, the dtype or the device?",
-        30,
+        70,
         (
             "write one controlled experiment per suspect",
             "read Adam's state yourself",

@@ -149,7 +149,7 @@ def test_no_stored_output_shows_a_widgets_old_text_form(path):
 
 BARE_RESULT = re.compile(r"-?\d+(\.\d+)?|None|True|False|Ellipsis|\(\)|\[\]|\{\}")
 # Notebooks whose cells show a stray return value today (none since 02 hid mps_check's exit code).
-STRAY_RESULTS = {"02_isolating.ipynb"}
+STRAY_RESULTS: set[str] = set()
 
 
 @pytest.mark.parametrize(
@@ -201,7 +201,6 @@ def _import_cells(nb: nbformat.NotebookNode) -> list[int]:
 # Notebooks that import in several cells today; each lesson's rewrite takes itself off the list.
 SCATTERED_IMPORTS = {
     "01_the_plateau.ipynb",
-    "02_isolating.ipynb",
     "03_inside_adam.ipynb",
     "05_dispatch.ipynb",
 }

@@ -4,17 +4,23 @@ A `Bench` is one fresh copy of the story's model on a device and emulated profil
 with the few moves every experiment of the investigation is made of: one batch, one backward, a
 snapshot, one step of any optimizer. Your experiment is a short function of a bench; the
 checkers call it on benches you never see (another profile, other seeds and sizes, a
-contiguous init, the CPU), so it passes only if its conclusion follows the device.
+contiguous init, the CPU), so it passes only if its conclusion follows the device. A bench logs
+every step taken on its parameters, by `bench.step` or by an optimizer stepped by hand, and
+whether the bench was active then, so a checker can also say how an experiment ran.
 """
 
 from __future__ import annotations
 
+import functools
+import itertools
 import platform
 import sys
+import weakref
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
 import torch
+from torch.optim.optimizer import register_optimizer_step_pre_hook
 
 from course import emps
 from course.errors import CourseError, require_choice, require_int
@@ -27,12 +33,30 @@ MAX_BENCH_BATCH = 4096  # one experiment's batch: the course's whole dataset at 
 Update = torch.optim.Optimizer | Callable[[list[torch.nn.Parameter]], object]
 
 
-@dataclass
+@dataclass(frozen=True)
+class StepRecord:
+    """One step taken on a bench's parameters: by what, with which settings, and where.
+
+    `optimizer` numbers optimizer objects in the order they first stepped (None for a step
+    function), so a log shows whether several steps came from one optimizer or from fresh ones.
+    `active` says whether the bench was active (its profile in force) during the step.
+    """
+
+    update: str
+    optimizer: int | None = None
+    lr: float | None = None
+    betas: tuple[float, ...] | None = None
+    active: bool = True
+
+
+@dataclass(eq=False)  # compared by identity: benches are kept in a WeakSet
 class Bench:
     """One model on one device under one emulated profile, and the moves an experiment makes.
 
     Every move runs under the bench's profile (`with bench:` does the same for your own code), so
     the same experiment gives the answer of whichever profile the bench was built with.
+    `initial` holds the parameters as built and `steps` logs every step taken on them (also
+    by an optimizer you step yourself), so a checker can tell what your experiment did.
     """
 
     model: TopKSAE
@@ -42,16 +66,27 @@ class Bench:
     seed: int
     _data: torch.Tensor = field(repr=False)
     _gen: torch.Generator = field(repr=False)
+    initial: dict[str, torch.Tensor] = field(default_factory=dict, repr=False)
+    steps: list[StepRecord] = field(default_factory=list, repr=False)
     _stack: list = field(default_factory=list, repr=False)
+
+    def __post_init__(self) -> None:
+        self.initial = self.snapshot()
+        _BENCHES.add(self)
+        _watch_optimizers()
 
     def __enter__(self) -> Bench:
         context = emps.use_profile(self.profile)
-        context.__enter__()
-        self._stack.append(context)
+        self._stack.append((context, context.__enter__()))
         return self
 
     def __exit__(self, *exc) -> None:
-        self._stack.pop().__exit__(*exc)
+        self._stack.pop()[0].__exit__(*exc)
+
+    @property
+    def active(self) -> bool:
+        """Whether this bench's profile is the one in force now (inside `with bench:`)."""
+        return any(backend is emps.current_backend() for _, backend in self._stack)
 
     def parameter(self, name: str) -> torch.nn.Parameter:
         """A parameter by name ("encoder.weight", "decoder.weight", ...)."""
@@ -106,7 +141,50 @@ class Bench:
             if isinstance(made, torch.optim.Optimizer):
                 made.step()
                 return made
+            self.steps.append(StepRecord(_function_name(update)))
             return None
+
+
+def _function_name(update: Callable) -> str:
+    function = update.func if isinstance(update, functools.partial) else update
+    return getattr(function, "__name__", type(function).__name__)
+
+
+_BENCHES: weakref.WeakSet[Bench] = weakref.WeakSet()
+_SERIALS: weakref.WeakKeyDictionary[torch.optim.Optimizer, int] = weakref.WeakKeyDictionary()
+_NEXT_SERIAL = itertools.count()
+
+
+@functools.cache
+def _watch_optimizers() -> None:
+    """Install, once, the hook that logs every optimizer step on a bench's parameters.
+
+    Why torch's hook common to all optimizers: a learner may make and step an optimizer
+    themselves, inside `with bench:` or outside it; only this hook sees both, so a checker can
+    say that a step ran outside the bench (on whatever profile was in force there).
+    """
+    register_optimizer_step_pre_hook(_log_step)
+
+
+def _log_step(optimizer: torch.optim.Optimizer, args: tuple, kwargs: dict) -> None:
+    stepped = {id(p) for group in optimizer.param_groups for p in group["params"]}
+    for bench in list(_BENCHES):
+        if stepped & {id(p) for p in bench.model.parameters()}:
+            bench.steps.append(_record(optimizer, bench.active))
+
+
+def _record(optimizer: torch.optim.Optimizer, active: bool) -> StepRecord:
+    if optimizer not in _SERIALS:
+        _SERIALS[optimizer] = next(_NEXT_SERIAL)
+    group = optimizer.param_groups[0]
+    betas = group.get("betas")
+    return StepRecord(
+        type(optimizer).__name__,
+        _SERIALS[optimizer],
+        float(group["lr"]) if "lr" in group else None,
+        tuple(float(b) for b in betas) if betas is not None else None,
+        active,
+    )
 
 
 def bench(

@@ -108,3 +108,40 @@ def test_versions_and_metadata_tables():
     meta = experiments.metadata_rows(experiments.bench(**SMALL).model)
     assert [r["contiguous"] for r in meta] == ["NO", "yes"]
     assert meta[0]["stride"] == [1, 32]
+
+
+def test_the_bench_logs_every_step_on_its_parameters_and_where_it_ran():
+    bench = experiments.bench(device="cpu", **SMALL)
+    bench.backward()
+    adam = bench.step(experiments.adam(betas=(0.5, 0.0)))
+    bench.step(adam)
+    bench.step(partial(lambda params, lr: None, lr=0.1))
+    sgd = torch.optim.SGD(bench.model.parameters(), lr=0.1)
+    sgd.step()
+    other = experiments.bench(device="cpu", **SMALL)
+    torch.optim.SGD(other.model.parameters(), lr=0.1).step()  # another bench's parameters
+    first, again, function, outside = bench.steps
+    assert (first.update, first.lr, first.betas, first.active) == ("Adam", 1e-3, (0.5, 0.0), True)
+    assert again.optimizer == first.optimizer and function.update == "<lambda>"
+    assert outside.update == "SGD" and outside.optimizer != first.optimizer
+    assert not outside.active and len(other.steps) == 1
+
+
+def test_a_bench_is_active_only_inside_its_own_with_block():
+    bench, other = experiments.bench(**SMALL), experiments.bench(**SMALL)
+    assert not bench.active
+    with bench:
+        assert bench.active and not other.active
+        with other:
+            assert other.active and not bench.active
+        assert bench.active
+    assert not bench.active
+
+
+def test_initial_keeps_the_values_the_bench_was_built_with():
+    bench = experiments.bench(device="cpu", **SMALL)
+    built = bench.initial[ENCODER].clone()
+    bench.backward()
+    bench.step(experiments.sgd(lr=0.1))
+    assert torch.equal(bench.initial[ENCODER], built)
+    assert not torch.equal(bench.snapshot()[ENCODER], built)

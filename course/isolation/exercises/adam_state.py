@@ -1,0 +1,422 @@
+"""02.adam_state, 02.frozen_after and the 02.update_size prediction: inside Adam's state.
+
+Both experiments are run on hidden benches, and the bench's step log says how they ran: one
+Adam step (or `steps` of one optimizer, with the betas asked for), with the bench active.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable
+
+import torch
+
+from course.exercises import (
+    Exercise,
+    Prediction,
+    Verdict,
+    failed,
+    passed,
+    register,
+    register_prediction,
+)
+from course.isolation import experiments
+from course.isolation.exercises.common import (
+    LATER,
+    SMALL,
+    Variant,
+    require_bool,
+    statistic_verdict,
+    stepped_outside,
+)
+from course.isolation.experiments import DECODER, ENCODER, Bench, bench
+
+# ---- 02.adam_state ---------------------------------------------------------------------------
+
+STATE_VARIANTS = (
+    Variant("the story's bench", "this is the story's observation"),
+    Variant(
+        f"a later profile ({LATER.name})",
+        "the same step on a fixed profile: the state must follow the device",
+        {"profile": LATER},
+    ),
+    Variant("the CPU", "the control", {"device": "cpu", **SMALL}),
+    Variant("another seed, smaller sizes", "not one seed's numbers", {"seed": 4, **SMALL}),
+)
+
+
+@functools.cache
+def _state_readings(index: int) -> tuple[tuple[float, float], tuple[list, list]]:
+    """The right pair on one hidden bench, and what common misreadings of the state give."""
+    b = STATE_VARIANTS[index].bench()
+    b.backward()
+    optimizer = b.step(experiments.adam(lr=1e-3))
+    encoder, decoder = (optimizer.state[b.parameter(n)] for n in (ENCODER, DECODER))
+    m, v = encoder["exp_avg"], encoder["exp_avg_sq"]
+    right = (m.abs().max().item(), v.abs().max().item())
+    theirs = "that is the decoder's state: the question is the encoder's"
+    mistakes = (
+        [
+            (decoder["exp_avg"].abs().max().item(), theirs),
+            (m.max().item(), "that is the largest signed value: take the absolute value first"),
+            (m.abs().mean().item(), "that is the mean magnitude: the question is the largest"),
+            (m.abs().flatten()[0].item(), "that is one element: take the largest of all"),
+        ],
+        [
+            (decoder["exp_avg_sq"].abs().max().item(), theirs),
+            (v.abs().max().sqrt().item(), "that is its square root: give exp_avg_sq itself"),
+            (v.abs().mean().item(), "that is the mean: the question is the largest"),
+        ],
+    )
+    return right, mistakes
+
+
+def _state_of(fn: Callable, variant: Variant) -> tuple[object, Bench] | Verdict:
+    b = variant.bench()
+    try:
+        got = fn(b)
+    except KeyError as missing:
+        return failed(
+            f"on {variant.what} your function looked up a key that is not there "
+            f"({missing}): optimizer.state is keyed by the parameter tensor itself "
+            "(bench.parameter('encoder.weight')), and each entry holds 'step', 'exp_avg' "
+            "and 'exp_avg_sq'"
+        )
+    adam_steps = [r for r in b.steps if r.update == "Adam"]
+    verdict = stepped_outside(b, variant.what)
+    if verdict is None and not adam_steps:
+        verdict = failed(
+            f"on {variant.what} your function took no Adam step on the bench: the numbers must "
+            "come from the state of an optimizer stepped on this bench (numbers remembered from "
+            "one bench are wrong on the next)"
+        )
+    if verdict is None and len(adam_steps) > 1:
+        verdict = failed(
+            f"on {variant.what} your function took {len(adam_steps)} Adam steps: the question "
+            "is the state after one backward and ONE step",
+            len(adam_steps),
+            1,
+        )
+    return verdict or (got, b)
+
+
+def _check_adam_state(fn: Callable) -> Verdict:
+    for index, variant in enumerate(STATE_VARIANTS):
+        ran = _state_of(fn, variant)
+        if isinstance(ran, Verdict):
+            return ran
+        got = ran[0]
+        if not (isinstance(got, tuple) and len(got) == 2):
+            return failed(
+                f"return a pair (max |exp_avg|, max exp_avg_sq); on {variant.what} you "
+                f"returned {got!r}",
+                type(got).__name__,
+                "tuple of two floats",
+            )
+        want, mistakes = _state_readings(index)
+        for i, label in enumerate(("max |exp_avg|", "max exp_avg_sq")):
+            where = f"on {variant.what} ({variant.why})"
+            verdict = statistic_verdict(label, where, float(got[i]), want[i], mistakes[i])
+            if verdict is not None:
+                return verdict
+    return passed(
+        "you read Adam's state yourself: exp_avg is there, and on the story's bench exp_avg_sq "
+        "is exactly 0. An average of squares that stays 0: impossible, if the op ran."
+    )
+
+
+def _reference_adam_state():
+    def encoder_adam_state(bench):
+        bench.backward()
+        optimizer = bench.step(experiments.adam(lr=1e-3))
+        state = optimizer.state[bench.parameter("encoder.weight")]
+        return state["exp_avg"].abs().max().item(), state["exp_avg_sq"].abs().max().item()
+
+    return encoder_adam_state
+
+
+def _adam_state_reading(read: Callable, name: str = ENCODER):
+    def encoder_adam_state(bench):
+        bench.backward()
+        optimizer = bench.step(experiments.adam(lr=1e-3))
+        state = optimizer.state[bench.parameter(name)]
+        return read(state["exp_avg"]).item(), read(state["exp_avg_sq"]).item()
+
+    return encoder_adam_state
+
+
+def _state_by_name():
+    def encoder_adam_state(bench):
+        bench.backward()
+        optimizer = bench.step(experiments.adam(lr=1e-3))
+        state = optimizer.state["encoder.weight"]  # state is keyed by the tensor, not its name
+        return state["exp_avg"].abs().max().item(), state["exp_avg_sq"].abs().max().item()
+
+    return encoder_adam_state
+
+
+def _state_outside_the_bench():
+    def encoder_adam_state(bench):
+        bench.backward()
+        optimizer = torch.optim.Adam(bench.model.parameters(), lr=1e-3)
+        optimizer.step()  # outside `with bench:`
+        state = optimizer.state[bench.parameter("encoder.weight")]
+        return state["exp_avg"].abs().max().item(), state["exp_avg_sq"].abs().max().item()
+
+    return encoder_adam_state
+
+
+def _state_after_two_steps():
+    def encoder_adam_state(bench):
+        bench.backward()
+        optimizer = bench.step(experiments.adam(lr=1e-3))
+        bench.backward()
+        bench.step(optimizer)
+        state = optimizer.state[bench.parameter("encoder.weight")]
+        return state["exp_avg"].abs().max().item(), state["exp_avg_sq"].abs().max().item()
+
+    return encoder_adam_state
+
+
+register(
+    Exercise(
+        name="02.adam_state",
+        prompt="Write encoder_adam_state(bench) -> (max |exp_avg|, max exp_avg_sq) of the "
+        "encoder weight after one backward and one Adam step (lr 1e-3).",
+        checker=_check_adam_state,
+        hint="bench.step(experiments.adam(lr=1e-3)) steps with the bench active and returns "
+        "the optimizer; optimizer.state is a dict keyed by the parameter tensor itself "
+        "(bench.parameter('encoder.weight')).",
+        reference=_reference_adam_state,
+        wrong_answers=(
+            lambda: _adam_state_reading(lambda t: t.abs().max(), "decoder.weight"),
+            lambda: _adam_state_reading(lambda t: t.max()),
+            lambda: _adam_state_reading(lambda t: t.abs().mean()),
+            lambda: _adam_state_reading(lambda t: t.abs().flatten()[0]),
+            _state_by_name,
+            _state_outside_the_bench,
+            _state_after_two_steps,
+            lambda: lambda bench: (0.004, 0.0),
+        ),
+    )
+)
+
+# ---- 02.frozen_after -------------------------------------------------------------------------
+
+HERRING_VARIANTS = (
+    Variant(
+        "the story's bench (betas (0.9, 0.999), 2 steps)",
+        "the story: frozen. Compare encoder.weight before the first step and after the last",
+        SMALL,
+        steps=2,
+    ),
+    Variant(
+        "the story's bench with another seed (betas (0.5, 0.0), 3 steps)",
+        "beta2 = 0 changes nothing on this profile: still frozen",
+        {"seed": 5, **SMALL},
+        betas=(0.5, 0.0),
+        steps=3,
+    ),
+    Variant(
+        f"a later profile, {LATER.name} (betas (0.9, 0.9), 2 steps)",
+        "on a fixed profile Adam moves the encoder, whatever the betas",
+        {"profile": LATER, **SMALL},
+        betas=(0.9, 0.9),
+        steps=2,
+    ),
+    Variant(
+        "the CPU (betas (0.0, 0.5), 1 step)",
+        "the control: Adam trains on the CPU, even in a single step (is your `before` taken "
+        "before the first step?)",
+        {"device": "cpu", **SMALL},
+        betas=(0.0, 0.5),
+        steps=1,
+    ),
+    Variant(
+        "a contiguous encoder on the story's profile (betas (0.8, 0.0), 3 steps)",
+        "the same values stored contiguously move: the answer is a fact about the bench",
+        {"init": "contiguous", **SMALL},
+        betas=(0.8, 0.0),
+        steps=3,
+    ),
+)
+
+
+@functools.cache
+def _expected_frozen(index: int) -> bool:
+    variant = HERRING_VARIANTS[index]
+    return _reference_frozen_after()(variant.bench(), variant.betas, variant.steps)
+
+
+def _herring_log(b: Bench, variant: Variant) -> Verdict | None:
+    """What the experiment really did: Adam, with the betas given, `steps` times, one optimizer."""
+    verdict = stepped_outside(b, variant.what)
+    others = sorted({r.update for r in b.steps if r.update != "Adam"})
+    adam = [r for r in b.steps if r.update == "Adam"]
+    if verdict is None and not b.steps:
+        verdict = failed(
+            f"on {variant.what} your experiment took no step on the bench: an answer that "
+            "does not run the experiment (the story's, remembered) is right on one bench only"
+        )
+    if verdict is None and others:
+        verdict = failed(
+            f"on {variant.what} your experiment stepped {', '.join(others)}: the "
+            "suspects here are Adam's betas and its step count, so step Adam"
+        )
+    if verdict is None and len(adam) != variant.steps:
+        verdict = failed(
+            f"on {variant.what} your experiment took {len(adam)} Adam step(s), not the "
+            "`steps` it was given: one that ignores `steps` never tests more steps",
+            len(adam),
+            variant.steps,
+        )
+    if verdict is None and len({r.optimizer for r in adam}) > 1:
+        verdict = failed(
+            f"on {variant.what} each of your steps made a fresh Adam, so its state (exp_avg, "
+            "exp_avg_sq, the step count) restarted every time and the run never got past step "
+            "1. Make the optimizer once and step it again: bench.step(factory) returns it, and "
+            "bench.step(optimizer) steps it."
+        )
+    wrong_betas = [r.betas for r in adam if r.betas != variant.betas]
+    if verdict is None and wrong_betas:
+        verdict = failed(
+            f"on {variant.what} your Adam ran with betas {wrong_betas[0]}, not the "
+            "betas it was given: an experiment that never varies the betas cannot "
+            "rule them out",
+            wrong_betas[0],
+            variant.betas,
+        )
+    return verdict
+
+
+def _check_frozen_after(fn: Callable) -> Verdict:
+    for index, variant in enumerate(HERRING_VARIANTS):
+        b = variant.bench()
+        got = fn(b, variant.betas, variant.steps)
+        verdict = _herring_log(b, variant) or require_bool(got, variant)
+        if verdict is not None:
+            return verdict
+        if got != _expected_frozen(index):
+            frozen = "stays frozen" if _expected_frozen(index) else "moves"
+            return failed(
+                f"on {variant.what} the encoder {frozen}, and your function said "
+                f"frozen = {got}: {variant.why}",
+                got,
+                _expected_frozen(index),
+            )
+    return passed(
+        f"right on all {len(HERRING_VARIANTS)} hidden benches, with the betas and step counts "
+        "you were given: your experiment varies what it claims to test."
+    )
+
+
+def _reference_frozen_after():
+    def frozen_after(bench, betas, steps):
+        before = bench.snapshot()["encoder.weight"]
+        optimizer = experiments.adam(lr=1e-3, betas=betas)
+        for _ in range(steps):
+            bench.backward()
+            optimizer = bench.step(optimizer)
+        return torch.equal(before, bench.snapshot()["encoder.weight"])
+
+    return frozen_after
+
+
+def _herring(
+    *,
+    use_betas: bool = True,
+    fresh: bool = False,
+    count: int | None = None,
+    make: Callable = experiments.adam,
+):
+    """frozen_after as a learner gets it wrong: betas ignored, a fresh optimizer every step, a
+    fixed step count, or another optimizer (`make`)."""
+
+    def frozen_after(bench, betas, steps):
+        before = bench.snapshot()[ENCODER]
+        factory = make(lr=1e-3, betas=betas) if use_betas else make(lr=1e-3)
+        optimizer = factory
+        for _ in range(steps if count is None else count):
+            bench.backward()
+            optimizer = bench.step(factory if fresh else optimizer)
+        return torch.equal(before, bench.snapshot()[ENCODER])
+
+    return frozen_after
+
+
+def _stepped_outside_the_bench():
+    def frozen_after(bench, betas, steps):
+        before = bench.snapshot()[ENCODER]
+        optimizer = torch.optim.Adam(bench.model.parameters(), lr=1e-3, betas=betas)
+        for _ in range(steps):
+            bench.backward()
+            optimizer.step()  # outside `with bench:`
+        return torch.equal(before, bench.snapshot()[ENCODER])
+
+    return frozen_after
+
+
+def _snapshot_after_the_first_step():
+    def frozen_after(bench, betas, steps):
+        optimizer = experiments.adam(lr=1e-3, betas=betas)
+        before = None
+        for _ in range(steps):
+            bench.backward()
+            optimizer = bench.step(optimizer)
+            before = bench.snapshot()[ENCODER] if before is None else before
+        return torch.equal(before, bench.snapshot()[ENCODER])
+
+    return frozen_after
+
+
+register(
+    Exercise(
+        name="02.frozen_after",
+        prompt="Write frozen_after(bench, betas, steps) -> bool: `steps` Adam steps (lr 1e-3) "
+        "with those betas, one optimizer for all of them, a backward before each; True if "
+        "encoder.weight never moved at all.",
+        checker=_check_frozen_after,
+        hint="Snapshot the encoder first. Make the optimizer once: `optimizer = "
+        "bench.step(experiments.adam(lr=1e-3, betas=betas))` returns it, and later "
+        "`bench.step(optimizer)` steps the same one (with the bench active). Then compare "
+        "the snapshots exactly.",
+        reference=_reference_frozen_after,
+        wrong_answers=(
+            lambda: lambda bench, betas, steps: True,
+            lambda: _herring(use_betas=False),
+            lambda: _herring(fresh=True),
+            lambda: _herring(count=1),
+            lambda: _herring(use_betas=False, make=experiments.sgd),
+            _stepped_outside_the_bench,
+            _snapshot_after_the_first_step,
+            lambda: lambda bench, betas, steps: not _reference_frozen_after()(bench, betas, steps),
+        ),
+    )
+)
+
+
+# ---- 02.update_size (a prediction) ----------------------------------------------------------
+
+
+def _update_size() -> str:
+    b = bench()
+    b.backward()
+    optimizer = b.step(experiments.adam(lr=1e-3))
+    state = optimizer.state[b.parameter(ENCODER)]
+    m, v = state["exp_avg"].abs().max().item(), state["exp_avg_sq"].abs().max().item()
+    should = 1e-3 * m / (v**0.5 + 1e-8)
+    return "0" if should == 0 else "about lr" if should < 1e-2 else "enormous: lr * m / eps"
+
+
+register_prediction(
+    Prediction(
+        "02.update_size",
+        "With exp_avg_sq exactly 0, how far should one Adam step (lr 1e-3, eps 1e-8) move the "
+        "encoder's largest element: lr * |exp_avg| / (sqrt(exp_avg_sq) + eps)?",
+        ("0", "about lr", "enormous: lr * m / eps"),
+        _update_size,
+        "Enormous: sqrt(0) + eps = 1e-8, so the step is |exp_avg| * 1e5, thousands of times "
+        "larger than the weights. Yet your snapshot says the encoder did not move at all. "
+        "Two impossible things at once: remember this for notebook 03.",
+    )
+)

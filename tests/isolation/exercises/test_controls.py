@@ -1,0 +1,94 @@
+"""The control runs and the metadata comparison: one variable changed, and Adam really ran."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from course.exercises import check
+from course.isolation import experiments
+from course.isolation.exercises import controls
+from course.isolation.exercises.stepping import reference_encoder_moves
+from tests.corpus import assert_told_its_cause, corpus_cases
+
+CAUSES = {
+    "02.two_variables": (
+        "The device refused it",  # {dtype}
+        "what was the float64 run's dtype",  # {device}
+        "optimizer did not change",  # + optimizer
+        "init did not change",  # + init
+        "learning rate did not change",  # + learning rate
+        "nothing changed?",  # the empty set
+        "give a set of names",  # a string
+    ),
+    "02.float64_run": (
+        "your bench is torch.float32",  # dtype forgotten
+        "live on emps",  # the story's bench
+        "changed its layout too",  # + contiguous init
+        "seed 1",  # another seed
+        "other sizes",  # a smaller model
+        "no step has run",  # built, never run
+        "stepped SGD",  # another optimizer
+        "(0.01, (0.9, 0.999))",  # another learning rate
+        "give the bench",  # the printed bool instead of the bench
+    ),
+    "02.float32_run": (
+        "your bench is torch.float64",  # the float64 run again
+        "live on emps",  # the story's bench
+        "another profile is still the emulated device",  # a later profile, not the CPU
+        "changed its layout too",  # + contiguous init
+        "seed 2",  # another seed
+        "batch size 256",  # other batches
+        "no step has run",  # built, never run
+        "stepped SGD",  # another optimizer
+    ),
+    "02.contiguous_run": (
+        "still stored transposed",  # the story's bench
+        "live on cpu",  # + the CPU
+        "also changed the profile",  # + a later profile
+        "seed 1",  # another seed
+        "other sizes",  # a smaller model
+        "no step has run",  # built, never run
+        "stepped SGD",  # another optimizer
+    ),
+    "02.differences": (
+        "is_contiguous, stride too",  # device, dtype and shape only
+        "call the methods",  # a.stride, not a.stride()
+        "only metadata tells them apart",  # compares values
+        "is_contiguous too",  # no is_contiguous
+        "shape too",  # stride and is_contiguous only
+        "ask is_contiguous() on its own",  # a stride difference taken for contiguity
+        "is_contiguous too",  # stride only
+    ),
+}
+
+
+@pytest.mark.parametrize(("name", "index", "cause"), corpus_cases(CAUSES))
+def test_each_wrong_answer_is_told_its_cause(name, index, cause):
+    assert_told_its_cause(name, index, cause)
+
+
+def test_a_control_made_by_hand_passes():
+    """Only the state of the bench counts, not how it was built."""
+    cpu64 = experiments.bench(device="cpu")
+    cpu64.model.double()
+    reference_encoder_moves()(cpu64, experiments.adam())
+    assert check("02.float64_run", cpu64).passed
+    contiguous = experiments.bench()
+    weight = contiguous.parameter("encoder.weight")
+    with torch.no_grad(), contiguous:
+        weight.data = weight.data.contiguous()
+    reference_encoder_moves()(contiguous, experiments.adam())
+    verdict = check("02.contiguous_run", contiguous)
+    assert verdict.passed and "encoder moved" in verdict.message
+
+
+def test_a_run_stepped_outside_the_bench_is_told_so():
+    cpu32 = experiments.bench(device="cpu")
+    cpu32.backward()
+    experiments.adam()(list(cpu32.model.parameters())).step()
+    assert "The bench must be active" in check("02.float32_run", cpu32).message
+
+
+def test_the_contiguous_prediction_is_measured():
+    assert controls._contiguous_moves() == "yes"
