@@ -1,125 +1,177 @@
-"""Notebook 08's exercises, checked by running the learner's answer on hidden cases."""
+"""Notebook 08's exercises, checked by running the learner's answer on hidden cases.
+
+Each checker stops at the first hidden case the answer gets wrong and says what is true of
+that case, so the feedback names the shortcut (a NaN compared with ==, a tolerance that hides
+a 3% error, a set that does not follow the backend) without printing the answer.
+"""
 
 from __future__ import annotations
 
+import functools
+from dataclasses import dataclass
+
 import torch
 
+from course import emps
 from course.audit.core import LAYOUTS, audit
-from course.audit.report import flagged_ops
+from course.audit.judge import BUGS, AuditResult, ks_distance
+from course.emps.mps_kernels import KernelCall, gather_compute_scatter
+from course.emps.profiles import RANDOM_FAMILIES
 from course.exercises import Exercise, Prediction, Verdict, failed, passed, register
 from course.exercises import register_prediction as register_choice
-
-# --- 08.broken_on_2_4 ----------------------------------------------------------------------------
-
-
-def _audit_2_4():
-    return audit("emulated:2.4-macos14", layouts=["transposed"], dtypes=["float32"])
-
-
-def _check_broken_set(answer) -> Verdict:
-    if isinstance(answer, str) or not isinstance(answer, (set, frozenset, list, tuple)):
-        return failed(
-            f"give a set of op names such as {{'aten::mul_'}}, not {type(answer).__name__} "
-            f"{answer!r}",
-            repr(answer),
-            "a set of names",
-        )
-    expected = flagged_ops(_audit_2_4())
-    yours = {a if str(a).startswith("aten::") else f"aten::{a}" for a in answer}
-    if yours == expected:
-        return passed("exactly the ops the auditor flags on the 2.4 profile: the random ops")
-    missing, extra = expected - yours, sorted(yours - expected)
-    why = (
-        (f"{len(missing)} op(s) that lose writes on 2.4 are missing" if missing else "")
-        + ("; " if missing and extra else "")
-        + (f"not broken on 2.4: {extra}" if extra else "")
-    )
-    return failed(why, sorted(yours), f"{len(expected)} ops, no overload names")
-
-
-def _reference_broken_set():
-    results = audit("emulated:2.4-macos14", layouts=["transposed"], dtypes=["float32"])
-    return {r.op.split(".")[0] for r in results if r.verdict in ("silent-no-write", "wrong-values")}
-
-
-register(
-    Exercise(
-        "08.broken_on_2_4",
-        "Run the auditor on the emulated 2.4 profile and give the set of ops that lose writes "
-        "(names like 'aten::normal_', overloads dropped).",
-        _check_broken_set,
-        "audit('emulated:2.4-macos14', layouts=['transposed'], dtypes=['float32']) returns "
-        "results; keep those whose verdict is a bug and drop the overload after the '.'.",
-        _reference_broken_set,
-        (
-            lambda: {"aten::addcmul_", "aten::addcdiv_"},
-            lambda: {
-                "aten::addcmul_",
-                "aten::addcdiv_",
-                "aten::normal_",
-                "aten::uniform_",
-                "aten::exponential_",
-                "aten::random_",
-                "aten::bernoulli_",
-            },
-            lambda: {"aten::normal_", "aten::uniform_"},
-            lambda: "normal_",
-        ),
-    )
-)
-
 
 # --- 08.verdict ----------------------------------------------------------------------------------
 
 
-def _verdict_cases() -> dict[str, tuple[torch.Tensor, torch.Tensor, torch.Tensor, str]]:
-    """label -> (before, after, expected, the right verdict): the hidden outputs to judge."""
-    values = torch.arange(1.0, 13.0).reshape(3, 4).T  # non-contiguous, non-zero
+@dataclass(frozen=True)
+class VerdictCase:
+    """One hidden output to judge, the right verdict, and what is true of it (the feedback)."""
+
+    before: torch.Tensor
+    after: torch.Tensor
+    expected: torch.Tensor
+    want: str
+    why: str | dict[str, str]  # what is true of it, or per wrong verdict when that differs
+
+    def feedback(self, got: str) -> str:
+        """What is true of this output, told to a judge that said `got`."""
+        return self.why if isinstance(self.why, str) else self.why[got]
+
+
+def _verdict_cases() -> dict[str, VerdictCase]:
+    """label -> case: outputs a deterministic op left behind, each a trap for one shortcut."""
+    values = torch.arange(1.0, 13.0).reshape(3, 4).T  # non-contiguous, non-zero, all distinct
     doubled = values * 2
     poison = torch.full((4, 3), float("nan"))
     sample = torch.linspace(0.1, 0.9, 12).reshape(4, 3)
     ramp = torch.linspace(-2.0, 2.0, 12).reshape(4, 3)
     clamped = ramp.clamp(-1, 1)  # the middle elements legitimately stay as they were
     logs = ramp.log()  # NaN for the negative inputs: the right answer contains NaN
+    all_but_last = doubled.clone()
+    all_but_last[-1, -1] = values[-1, -1]
+    ints = torch.arange(1, 13).reshape(3, 4).T
+    kept = "every element still holds exactly what it held before: nothing was written"
     return {
-        "an output the op never wrote": (values, values.clone(), doubled, "silent-no-write"),
-        "an output overwritten with zeros": (
+        "an output the op never wrote": VerdictCase(
+            values,
+            values.clone(),
+            doubled,
+            "silent-no-write",
+            f"{kept} (non-zero values: an unwritten output keeps what it held, it does not "
+            "turn to zeros)",
+        ),
+        "an output overwritten with zeros": VerdictCase(
             values,
             torch.zeros_like(values),
             doubled,
             "wrong-values",
+            "zeros were written over non-zero values: a write happened, a wrong one",
         ),
-        "a correctly written output": (values, doubled.clone(), doubled, "ok"),
-        "an output written only where its values exceed 6": (
+        "a correctly written output": VerdictCase(
+            values, doubled.clone(), doubled, "ok", "it matches the expected values"
+        ),
+        "an output written only where its values exceed 6": VerdictCase(
             values,
             torch.where(values > 6, doubled, values),
             doubled,
             "wrong-values",
+            "some elements changed and some kept their old values: silent-no-write means "
+            "*every* element kept its value",
         ),
-        "a NaN-poisoned output the op never wrote": (
+        "a NaN-poisoned output the op never wrote": VerdictCase(
             poison,
             poison.clone(),
             sample,
             "silent-no-write",
+            f"{kept}; NaN == NaN is False, so an unwritten NaN looks changed to ==",
         ),
-        "a NaN-poisoned output written correctly": (poison, sample.clone(), sample, "ok"),
-        "clamp_ written correctly (in-range elements stay put)": (
+        "a NaN-poisoned output written correctly": VerdictCase(
+            poison, sample.clone(), sample, "ok", "it matches the expected values"
+        ),
+        "clamp_ written correctly (in-range elements stay put)": VerdictCase(
             ramp,
             clamped.clone(),
             clamped,
             "ok",
+            "it matches the expected values; that some elements kept their values is right here",
         ),
-        "clamp_ never written": (ramp, ramp.clone(), clamped, "silent-no-write"),
-        "log_ written correctly (NaN for negative inputs)": (ramp, logs.clone(), logs, "ok"),
+        "clamp_ never written": VerdictCase(ramp, ramp.clone(), clamped, "silent-no-write", kept),
+        "log_ written correctly (NaN for negative inputs)": VerdictCase(
+            ramp,
+            logs.clone(),
+            logs,
+            "ok",
+            "the right answer itself has NaN here, so the comparison with expected must count "
+            "NaN as equal to NaN",
+        ),
+        "an output 3% off everywhere": VerdictCase(
+            values,
+            doubled * 1.03,
+            doubled,
+            "wrong-values",
+            "every element is 3% off: a tolerance that lets that pass hides a wrong kernel "
+            "(allclose's default rtol is 1e-5)",
+        ),
+        "the right values in the wrong places (a scramble)": VerdictCase(
+            values,
+            doubled.flatten().flip(0).reshape(4, 3),
+            doubled,
+            "wrong-values",
+            "the same values in other places: sorted values, sums and means cannot see a "
+            "scramble, compare element by element",
+        ),
+        "an output written except its last element": VerdictCase(
+            values,
+            all_but_last,
+            doubled,
+            "wrong-values",
+            "only the last element kept its old value: comparing one element or the first "
+            "rows misses it, compare every element",
+        ),
+        "an output overwritten with NaN garbage": VerdictCase(
+            values,
+            torch.full_like(values, float("nan")),
+            doubled,
+            "wrong-values",
+            "NaN was written over numbers: that is a write, not an unchanged output (only a "
+            "NaN that *was* NaN before is unchanged)",
+        ),
+        "a correct output one rounding step from the float64 reference": VerdictCase(
+            values,
+            torch.nextafter(doubled, torch.tensor(float("inf"))),
+            doubled,
+            "ok",
+            "expected comes from another kernel, so a correct output may differ in its last "
+            "bit: compare with allclose, not exact equality",
+        ),
+        "an integer output the op never wrote": VerdictCase(
+            ints, ints.clone(), ints * 2, "silent-no-write", f"{kept} (an int64 output)"
+        ),
     }
 
 
+def _judged(fn, cases: dict[str, VerdictCase], done: str) -> Verdict:
+    """Run a learner's judge on every hidden output; stop at the first wrong verdict."""
+    for label, case in cases.items():
+        got = fn(case.before.clone(), case.after.clone(), case.expected.clone())
+        if got not in ("ok", "silent-no-write", "wrong-values"):
+            return failed(
+                f"for {label} your function returned {got!r}: return 'ok', 'silent-no-write' "
+                "or 'wrong-values'"
+            )
+        if got != case.want:
+            return failed(
+                f"for {label} your judge says {got!r}: {case.feedback(got)}", got, case.want
+            )
+    return passed(f"right on {len(cases)} hidden outputs: {done}")
+
+
 def _check_verdict(fn) -> Verdict:
-    for label, (before, after, expected, want) in _verdict_cases().items():
-        got = fn(before.clone(), after.clone(), expected.clone())
-        if got != want:
-            return failed(f"for {label} your function says {got!r}", got, want)
-    return passed("you tell 'wrote nothing' from 'wrote the wrong thing', with NaN poison too")
+    return _judged(
+        fn,
+        _verdict_cases(),
+        "nothing written vs wrong values, NaN poison and rounding",
+    )
 
 
 def _reference_verdict():
@@ -134,40 +186,30 @@ def _reference_verdict():
     return verdict
 
 
-def _zeros_mean_nothing():
+def _judge_with(same: str = "allclose", kept: str = "nan-aware"):
+    """The reference with one shortcut: how `after` is matched with `expected`, or with `before`."""
+    matches = {
+        "allclose": lambda a, e: torch.allclose(a, e, equal_nan=True),
+        "no NaN": lambda a, e: torch.allclose(a, e),
+        "5%": lambda a, e: torch.allclose(a, e, rtol=0.05, equal_nan=True),
+        "sorted": lambda a, e: torch.allclose(
+            a.flatten().sort().values, e.flatten().sort().values, equal_nan=True
+        ),
+        "first row": lambda a, e: torch.allclose(a[0], e[0], equal_nan=True),
+        "exact": lambda a, e: torch.equal(a.nan_to_num(0.5), e.nan_to_num(0.5)),
+    }
+    unchanged = {
+        "nan-aware": lambda a, b: ((a == b) | (a.isnan() & b.isnan())).all(),
+        "==": lambda a, b: (a == b).all(),
+        "any": lambda a, b: ((a == b) | (a.isnan() & b.isnan())).any(),
+        "NaN counts as old": lambda a, b: ((a == b) | a.isnan()).all(),
+        "zeros": lambda a, b: not a.any(),
+    }
+
     def verdict(before, after, expected):
-        if not after.any():
-            return "silent-no-write"
-        return "ok" if torch.allclose(after, expected) else "wrong-values"
-
-    return verdict
-
-
-def _nan_unaware():
-    def verdict(before, after, expected):
-        if torch.allclose(after, expected, equal_nan=True):
+        if matches[same](after, expected):
             return "ok"
-        return "silent-no-write" if (after == before).all() else "wrong-values"
-
-    return verdict
-
-
-def _any_unchanged_first():
-    def verdict(before, after, expected):
-        same = (after == before) | (after.isnan() & before.isnan())
-        if same.any():
-            return "silent-no-write"
-        return "ok" if torch.allclose(after, expected, equal_nan=True) else "wrong-values"
-
-    return verdict
-
-
-def _nan_in_the_answer():
-    def verdict(before, after, expected):
-        if torch.allclose(after, expected):
-            return "ok"
-        unchanged = (after == before) | (after.isnan() & before.isnan())
-        return "silent-no-write" if unchanged.all() else "wrong-values"
+        return "silent-no-write" if unchanged[kept](after, before) else "wrong-values"
 
     return verdict
 
@@ -177,21 +219,211 @@ register(
         "08.verdict",
         "Write verdict(before, after, expected) -> 'ok' | 'silent-no-write' | 'wrong-values' for "
         "one output of a deterministic op (before: what the output held before the call, maybe "
-        "a NaN poison).",
+        "a NaN poison; expected: the right answer from another kernel, so a correct output may "
+        "differ from it in the last bit).",
         _check_verdict,
-        "Compare `after` with `expected` first; only then ask whether *every* element still "
-        "holds its old value. NaN == NaN is False, so both comparisons must treat NaN specially.",
+        "Compare `after` with `expected` first (allclose, every element); only then ask whether "
+        "*every* element still holds its old value. NaN == NaN is False, so both comparisons "
+        "must treat NaN specially.",
         _reference_verdict,
         (
-            _zeros_mean_nothing,
+            lambda: _judge_with(kept="zeros"),
             lambda: (
                 lambda before, after, expected: (
                     "ok" if torch.equal(after, expected) else "silent-no-write"
                 )
             ),
-            _nan_unaware,
-            _any_unchanged_first,
-            _nan_in_the_answer,
+            lambda: _judge_with(kept="=="),
+            lambda: _judge_with(kept="any"),
+            lambda: _judge_with(same="no NaN"),
+            lambda: _judge_with(same="5%"),
+            lambda: _judge_with(same="sorted"),
+            lambda: _judge_with(same="first row"),
+            lambda: _judge_with(kept="NaN counts as old"),
+            lambda: _judge_with(same="exact"),
+        ),
+    )
+)
+
+
+# --- 08.lost_writes ------------------------------------------------------------------------------
+
+
+def _half_copied_back(call: KernelCall) -> None:
+    """A kernel that copies only the first half of a strided output back: wrong values, not none."""
+    if call.output.is_contiguous():
+        gather_compute_scatter(call)
+        return
+    result = call.output.contiguous()
+    call.run_graph(call.placeholder(result), [call.placeholder(t) for t in call.inputs])
+    rows = call.output.shape[0] // 2
+    call.output[:rows].copy_(result[:rows])
+
+
+def _refuses_strided(call: KernelCall) -> None:
+    """A kernel that raises on a strided output: an error the user sees, not a lost write."""
+    if not call.output.is_contiguous():
+        raise RuntimeError(f"{call.op}: strided outputs are not supported")
+    gather_compute_scatter(call)
+
+
+def _backends() -> dict[str, tuple[emps.Backend, str]]:
+    """label -> (hidden backend, what is true of it): backends no cell of the notebook printed."""
+    return {
+        "an unseen profile (every kernel fixed but two)": (
+            emps.Backend(emps.FIXED_MACOS14.with_broken({"addcdiv", "bernoulli"})),
+            "no notebook printed this profile: only running the auditor on it can tell",
+        ),
+        "macOS 15 with a 'broken' addcmul kernel": (
+            emps.Backend(emps.MACOS15.with_broken({"addcmul"})),
+            "macOS 15 hands kernels strided buffers, so a broken family loses nothing here: "
+            "the audit decides, not the profile's list",
+        ),
+        "a backend whose lerp_ kernel copies back only half its output": (
+            emps.Backend(emps.FIXED_MACOS14, overrides={"lerp": _half_copied_back}),
+            "half of lerp_'s output keeps its old values: wrong values are a lost write too "
+            "(verdict 'wrong-values', not only 'silent-no-write')",
+        ),
+        "a backend whose mul_ kernel raises on strided outputs": (
+            emps.Backend(emps.FIXED_MACOS14, overrides={"mul": _refuses_strided}),
+            "mul_ raises there (verdict 'error'): the user sees an exception, nothing is lost "
+            "silently",
+        ),
+        "the 2.4 profile": (
+            emps.Backend(emps.TORCH_2_4),
+            "the emulated torch 2.4 profile",
+        ),
+    }
+
+
+@functools.cache
+def _audited(label: str) -> tuple[AuditResult, ...]:
+    backend, _ = _backends()[label]
+    return tuple(audit("emulated", layouts="transposed", dtypes="float32", backend=backend))
+
+
+@functools.cache
+def _lost_on(label: str) -> frozenset[str]:
+    return frozenset(r.op.split(".")[0] for r in _audited(label) if r.verdict in BUGS)
+
+
+@functools.cache
+def _lost_on_default() -> frozenset[str]:
+    results = audit("emulated", layouts="transposed", dtypes="float32")
+    return frozenset(r.op.split(".")[0] for r in results if r.verdict in BUGS)
+
+
+def _lost_writes_problem(label: str, yours: set, log: emps.Recorder) -> str:
+    """Why a set differs from what the auditor finds on one backend, naming the likely cause."""
+    _, why = _backends()[label]
+    if not log.events:
+        return (
+            "nothing ran on the emulated device, so your set cannot follow the backend (a set "
+            "written down, or read from the profile, is the same on every backend): audit the "
+            "backend you are given, audit('emulated', ..., backend=backend)"
+        )
+    if all(event.contiguous for event in log.events):
+        return (
+            "every output your audit wrote was contiguous, and a lost write only shows on a "
+            "non-contiguous one: use a layout such as 'transposed'"
+        )
+    if yours == _lost_on_default() != _lost_on(label):
+        return (
+            "that is what the default profile (2.2.1) loses: pass backend=backend to audit, "
+            "or it audits its default"
+        )
+    verdicts = {r.op.split(".")[0]: r.verdict for r in _audited(label)}
+    extra = sorted(yours - _lost_on(label))
+    if extra:
+        named = ", ".join(f"{op} ({verdicts.get(op, 'not audited')})" for op in extra[:3])
+        return (
+            f"not lost here: {named}; only 'silent-no-write' and 'wrong-values' are lost "
+            f"writes ({why})"
+        )
+    missing = len(_lost_on(label) - yours)
+    return f"{why}. {missing} op(s) that lose writes here are missing from your set"
+
+
+def _check_lost_writes(fn) -> Verdict:
+    if not callable(fn):
+        return failed("pass your function lost_writes(backend), not its result", repr(fn))
+    for label, (backend, _) in _backends().items():
+        with emps.record() as log:
+            answer = fn(backend)
+        if isinstance(answer, str) or not isinstance(answer, (set, frozenset, list, tuple)):
+            return failed(
+                f"on {label} lost_writes returned {type(answer).__name__} {answer!r}: return "
+                "a set of op names such as {'aten::mul_'}"
+            )
+        yours = {str(a) if str(a).startswith("aten::") else f"aten::{a}" for a in answer}
+        overloads = sorted(a for a in yours if "." in a)
+        if overloads:
+            return failed(
+                f"on {label} your set has overload names ({overloads[0]}): drop what follows "
+                "the '.', so add_.Tensor and add_.Scalar count as one op, aten::add_"
+            )
+        if yours != _lost_on(label):
+            return failed(f"on {label}: {_lost_writes_problem(label, yours, log)}")
+    return passed(
+        f"right on {len(_backends())} hidden backends, including ones no cell printed: you can "
+        "audit any backend"
+    )
+
+
+def _reference_lost_writes():
+    def lost_writes(backend):
+        results = audit("emulated", layouts="transposed", dtypes="float32", backend=backend)
+        lost = [r for r in results if r.verdict in ("silent-no-write", "wrong-values")]
+        return {r.op.split(".")[0] for r in lost}
+
+    return lost_writes
+
+
+def _lost_writes_with(
+    layout: str = "transposed",
+    bugs: tuple[str, ...] = BUGS,
+    overloads: bool = False,
+    device: str = "emulated",
+    given: bool = True,
+):
+    """The reference with one slip: the layout, which verdicts count, the names, the backend."""
+
+    def lost_writes(backend):
+        target = {"backend": backend} if given else {}
+        results = audit(device, layouts=layout, dtypes="float32", **target)
+        return {r.op if overloads else r.op.split(".")[0] for r in results if r.verdict in bugs}
+
+    return lost_writes
+
+
+def _from_the_profile():
+    def lost_writes(backend):  # reads the profile's list instead of running anything
+        return {f"aten::{family}_" for family in backend.profile.broken}
+
+    return lost_writes
+
+
+register(
+    Exercise(
+        "08.lost_writes",
+        "Write lost_writes(backend) -> the set of ops (names like 'aten::normal_', overload "
+        "dropped) whose writes the auditor finds lost or wrong on that emulated backend. A "
+        "transposed output in float32 is enough.",
+        _check_lost_writes,
+        "audit('emulated', layouts='transposed', dtypes='float32', backend=backend) returns "
+        "results; keep those whose verdict is a bug, and drop the overload after the '.'.",
+        _reference_lost_writes,
+        (
+            lambda: lambda backend: {f"aten::{op}_" for op in RANDOM_FAMILIES},
+            _from_the_profile,
+            lambda: _lost_writes_with(bugs=("silent-no-write",)),
+            lambda: _lost_writes_with(overloads=True),
+            lambda: _lost_writes_with(bugs=(*BUGS, "error")),
+            lambda: _lost_writes_with(bugs=(*BUGS, "error", "skipped")),
+            lambda: _lost_writes_with(layout="contiguous"),
+            lambda: _lost_writes_with(layout="storage-offset"),
+            lambda: _lost_writes_with(given=False),
+            lambda: _lost_writes_with(device="cpu", given=False),
         ),
     )
 )
@@ -216,7 +448,7 @@ LAYOUT_CHOICES = (
 
 
 def _which_layouts() -> str:
-    results = audit("emulated:2.2.1-macos14", ops="addcmul_", dtypes="float32")
+    results = audit(f"emulated:{emps.TORCH_2_2_1.name}", ops="addcmul_", dtypes="float32")
     flagged = {r.layout for r in results if r.flagged}
     named = {
         frozenset(): "none",
@@ -234,9 +466,232 @@ register_choice(
         "addcmul_'s result?",
         LAYOUT_CHOICES,
         _which_layouts,
-        "The Placeholder copies any output that is not contiguous (transposed, step-sliced,\n"
-        "permuted, channels_last, and a non-contiguous out= tensor), and the copy is dropped.\n"
-        "A storage offset leaves the output contiguous, and expanded (stride-0) tensors are\n"
+        "The Placeholder copies any output that is not contiguous (transposed, step-sliced, "
+        "permuted, channels_last, and a non-contiguous out= tensor), and the copy is dropped. "
+        "A storage offset leaves the output contiguous, and expanded (stride-0) tensors are "
         "only ever inputs, which the Placeholder copies correctly: those layouts are fine.",
+        answer_words=("any output that is not contiguous", "a storage offset is harmless"),
+    )
+)
+
+
+# --- 08.random_verdict ---------------------------------------------------------------------------
+
+RANDOM_SHAPE = (32, 48)  # 1536 samples: same-distribution draws give a KS distance near 0.03
+
+
+def _draws(seed: int) -> dict[str, torch.Tensor]:
+    """Correct draws of several random ops, contiguous and into a transposed output."""
+    gen = torch.Generator().manual_seed(seed)
+    rows, cols = RANDOM_SHAPE
+
+    def both(fill) -> tuple[torch.Tensor, torch.Tensor]:
+        return fill(torch.empty(RANDOM_SHAPE)), fill(torch.empty(cols, rows).T)
+
+    normal, normal_t = both(lambda t: t.normal_(generator=gen))
+    uniform, uniform_t = both(lambda t: t.uniform_(generator=gen))
+    exponential, exponential_t = both(lambda t: t.exponential_(generator=gen))
+    ints = torch.empty(RANDOM_SHAPE, dtype=torch.int64).random_(0, 10, generator=gen)
+    ints_t = torch.empty(cols, rows, dtype=torch.int64).T.random_(0, 10, generator=gen)
+    return {
+        "normal": normal,
+        "normal, transposed": normal_t,
+        "uniform": uniform,
+        "uniform, transposed": uniform_t,
+        "exponential": exponential,
+        "exponential, transposed": exponential_t,
+        "int": ints,
+        "int, transposed": ints_t,
+    }
+
+
+def _random_cases() -> dict[str, VerdictCase]:
+    """label -> case for a random op: `expected` is a correct sample, never the same numbers."""
+    draw = _draws(seed=5)
+    poison = torch.full(RANDOM_SHAPE, float("nan"))
+    int_poison = torch.full(RANDOM_SHAPE, torch.iinfo(torch.int64).min)
+    normal, sample = draw["normal, transposed"], _draws(seed=6)["normal"]
+    half = torch.where(
+        torch.arange(RANDOM_SHAPE[0])[:, None] < RANDOM_SHAPE[0] // 2, normal, poison
+    )
+    one_left = normal.clone()
+    one_left[-1, -1] = float("nan")
+    poisoned = "still holds the poison it held before the call"
+    return {
+        "a normal_ output never written (NaN poison)": VerdictCase(
+            poison,
+            poison.clone(),
+            sample,
+            "silent-no-write",
+            f"every element {poisoned}; NaN == NaN is False, so an unwritten NaN looks changed "
+            "to ==",
+        ),
+        "normal_ drawn correctly into a transposed output": VerdictCase(
+            poison,
+            normal,
+            sample,
+            "ok",
+            "same distribution, other numbers: with one seed a strided output draws in another "
+            "order than a contiguous one (pytorch#166856), so compare distributions (KS), not "
+            "values, sorted or not",
+        ),
+        "uniform_ drawn correctly into a transposed output": VerdictCase(
+            poison,
+            draw["uniform, transposed"],
+            draw["uniform"],
+            "ok",
+            "every element written, same distribution as the sample: a uniform one, so mean 0 "
+            "and standard deviation 1 are not what to test",
+        ),
+        "exponential_ drawn correctly into a transposed output": VerdictCase(
+            poison,
+            draw["exponential, transposed"],
+            draw["exponential"],
+            "ok",
+            "every element written, same distribution as the sample (an exponential one)",
+        ),
+        "an int64 random_ output never written": VerdictCase(
+            int_poison,
+            int_poison.clone(),
+            draw["int"],
+            "silent-no-write",
+            f"every element {poisoned}: an integer output's poison is its smallest value, not "
+            "NaN, so compare after with before",
+        ),
+        "random_(0, 10) drawn correctly into a transposed int64 output": VerdictCase(
+            int_poison,
+            draw["int, transposed"],
+            draw["int"],
+            "ok",
+            "every element written, same distribution (whole numbers 0 to 9, with ties)",
+        ),
+        "a normal_ output written in its first half only": VerdictCase(
+            poison,
+            half,
+            sample,
+            "wrong-values",
+            {
+                "silent-no-write": "half the elements were written: 'silent-no-write' means "
+                "none was",
+                "ok": "half the elements still hold the poison: 'ok' needs every element "
+                "written (the written half alone has the right distribution)",
+            },
+        ),
+        "a normal_ output written except its last element": VerdictCase(
+            poison,
+            one_left,
+            sample,
+            "wrong-values",
+            "one element still holds the poison: every element must be written",
+        ),
+        "a normal_ output filled with ones": VerdictCase(
+            poison,
+            torch.ones(RANDOM_SHAPE),
+            sample,
+            "wrong-values",
+            "every element was written, all with 1.0: coverage alone is not enough, the values "
+            "must follow the sample's distribution",
+        ),
+        "normal_ with its mean shifted by 0.8": VerdictCase(
+            poison,
+            normal + 0.8,
+            sample,
+            "wrong-values",
+            "a shifted distribution (KS about 0.33): a threshold that lets this pass is too "
+            "loose; same-distribution samples of this size stay under 0.06",
+        ),
+        "normal_ with the right mean and a third of the spread": VerdictCase(
+            poison,
+            normal * 0.3,
+            sample,
+            "wrong-values",
+            "the mean matches, the spread does not (KS about 0.27): compare the whole "
+            "distribution, not its mean",
+        ),
+    }
+
+
+def _check_random_verdict(fn) -> Verdict:
+    return _judged(
+        fn,
+        _random_cases(),
+        "every element written, then the distribution",
+    )
+
+
+def _reference_random_verdict():
+    def random_verdict(before, after, sample):
+        unwritten = (after == before) | (after.isnan() & before.isnan())
+        if unwritten.all():
+            return "silent-no-write"
+        if unwritten.any():
+            return "wrong-values"
+        distance = ks_distance(after.flatten().double(), sample.flatten().double())
+        return "ok" if distance < 0.1 else "wrong-values"
+
+    return random_verdict
+
+
+def _random_judge_with(compare: str = "ks 0.1", unwritten: str = "nan-aware", partial=True):
+    """The reference with one shortcut: how values are compared, or how unwritten is seen."""
+    kept = {
+        "nan-aware": lambda a, b: (a == b) | (a.isnan() & b.isnan()),
+        "==": lambda a, b: a == b,
+        "isnan": lambda a, b: a.isnan(),
+    }
+
+    def ks(a, s):
+        return ks_distance(a.flatten().double(), s.flatten().double())
+
+    same = {
+        "ks 0.1": lambda a, s: ks(a, s) < 0.1,
+        "ks 0.5": lambda a, s: ks(a, s) < 0.5,
+        "equal": lambda a, s: torch.equal(a, s),
+        "sorted": lambda a, s: torch.equal(a.flatten().sort().values, s.flatten().sort().values),
+        "mean": lambda a, s: abs(a.double().mean() - s.double().mean()) < 0.1,
+        "anything": lambda a, s: True,
+        "standard normal": lambda a, s: (
+            abs(a.double().mean()) < 0.1 and abs(a.double().std() - 1) < 0.1
+        ),
+    }
+
+    def random_verdict(before, after, sample):
+        left = kept[unwritten](after, before)
+        if left.all():
+            return "silent-no-write"
+        if partial == "any" and left.any():
+            return "silent-no-write"
+        if partial is True and left.any():
+            return "wrong-values"
+        values = after[~left] if left.any() else after
+        return "ok" if same[compare](values, sample) else "wrong-values"
+
+    return random_verdict
+
+
+register(
+    Exercise(
+        "08.random_verdict",
+        "Write random_verdict(before, after, sample) -> 'ok' | 'silent-no-write' | "
+        "'wrong-values' for one output of a random op (before: the poison it held, NaN or the "
+        "integer minimum; sample: a correct draw of the same op into a contiguous tensor). "
+        "'ok' means every element written and the sample's distribution (KS distance < 0.1).",
+        _check_random_verdict,
+        "First count the elements that still hold the poison (NaN-aware, as in your judge): "
+        "all of them, some, or none. Only a fully written output gets the distribution test: "
+        "ks_distance(after.flatten().double(), sample.flatten().double()) < 0.1.",
+        _reference_random_verdict,
+        (
+            lambda: _random_judge_with(compare="equal"),
+            lambda: _random_judge_with(compare="sorted"),
+            lambda: _random_judge_with(unwritten="=="),
+            lambda: _random_judge_with(unwritten="isnan"),
+            lambda: _random_judge_with(partial="any"),
+            lambda: _random_judge_with(partial=False),
+            lambda: _random_judge_with(compare="anything"),
+            lambda: _random_judge_with(compare="mean"),
+            lambda: _random_judge_with(compare="ks 0.5"),
+            lambda: _random_judge_with(compare="standard normal"),
+        ),
     )
 )

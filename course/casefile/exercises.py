@@ -1,4 +1,6 @@
-"""Notebook 09's exercises: tie the weights and find the suspects, checked on hidden models."""
+"""Notebook 09's exercises: tie the weights, find the suspects in the model and in its optimizer's
+state, each checked on hidden models; feedback names what is true of the case an answer missed.
+"""
 
 from __future__ import annotations
 
@@ -10,6 +12,8 @@ from collections.abc import Callable
 import torch
 from torch import nn
 
+from course import emps
+from course.casefile.checklist import checklist, state_findings
 from course.casefile.fixes import SCENARIOS, run_scenario
 from course.exercises import (
     Exercise,
@@ -24,7 +28,15 @@ from course.model.sae import TopKSAE
 
 # --- 09.tie_weights ------------------------------------------------------------------------------
 
-DECODER_SHAPES = ((4, 6), (8, 3), (5, 5))  # a square one: a non-transpose of the right shape
+# (shape, dtype, device) of the hidden decoder weights: a square one (a non-transpose of the right
+# shape), a float16 one (a copy must keep the dtype), one on the emulated device (and the device)
+DECODERS = (
+    ((4, 6), torch.float32, "cpu"),
+    ((8, 3), torch.float32, "cpu"),
+    ((5, 5), torch.float32, "cpu"),
+    ((6, 4), torch.float16, "cpu"),
+    ((3, 7), torch.float32, emps.DEVICE),
+)
 
 
 def _names_used(fn: Callable) -> set[str]:
@@ -66,32 +78,61 @@ def _copy_message(used: set[str], stride: tuple[int, ...]) -> str:
 
 def _check_tie(fn) -> Verdict:
     used = _names_used(fn)
-    for shape in DECODER_SHAPES:
-        decoder = nn.Linear(shape[1], shape[0]).weight.detach()  # what a real decoder weight is
+    for shape, dtype, device in DECODERS:
+        decoder = nn.Linear(shape[1], shape[0]).weight.detach().to(device, dtype)
         encoder = fn(decoder)
-        label = f"for a decoder weight of shape {list(shape)}"
-        if not isinstance(encoder, torch.Tensor):
-            return failed(f"{label} tie returned {type(encoder).__name__}, not a tensor")
-        if tuple(encoder.shape) != shape[::-1]:
-            return failed(
-                f"{label} your encoder's shape is not the transpose's",
-                list(encoder.shape),
-                list(shape[::-1]),
-            )
-        if not torch.equal(encoder, decoder.T):
-            return failed(
-                f"{label} your encoder has the transpose's shape but other values: a reshape or "
-                "view keeps the order of the elements, a transpose swaps rows and columns"
-            )
-        if encoder.untyped_storage().data_ptr() == decoder.untyped_storage().data_ptr():
-            return failed(f"{label}: {_view_message(used, encoder.stride())}", "a view", "a copy")
-        if not encoder.is_contiguous():
-            return failed(
-                f"{label}: {_copy_message(used, encoder.stride())}",
-                encoder.stride(),
-                "row-major strides",
-            )
+        where = "" if device == "cpu" else f" on {device}"
+        label = f"for a {_dtype_name(dtype)} decoder weight of shape {list(shape)}{where}"
+        problem = _tie_problem(encoder, decoder, used)
+        if problem is not None:
+            return failed(f"{label}: {problem}")
     return passed("a contiguous copy of the transpose: Adam's state will be contiguous too")
+
+
+def _dtype_name(dtype: torch.dtype) -> str:
+    return str(dtype).removeprefix("torch.")
+
+
+def _tie_problem(encoder: object, decoder: torch.Tensor, used: set[str]) -> str | None:
+    """What is wrong with one encoder made from one decoder weight (None: nothing)."""
+    if not isinstance(encoder, torch.Tensor):
+        return f"tie returned {type(encoder).__name__}, not a tensor"
+    if encoder.shape != decoder.T.shape:
+        return f"your encoder's shape {list(encoder.shape)} is not the transpose's"
+    made = (
+        " (torch.empty and torch.tensor make float32 CPU tensors unless given dtype= and device=)"
+        if used & {"empty", "tensor", "zeros"}
+        else ""
+    )
+    if encoder.device != decoder.device:
+        return (
+            f"your encoder is on {encoder.device}, the decoder on {decoder.device}: make the "
+            f"copy where the weight lives{made}"
+        )
+    if encoder.dtype != decoder.dtype:
+        return (
+            f"your encoder is {_dtype_name(encoder.dtype)}, the decoder "
+            f"{_dtype_name(decoder.dtype)}: a weight keeps its dtype (MPS has no float64, and "
+            f"Adam's state would follow the new dtype){made}"
+        )
+    if not torch.equal(encoder.cpu(), decoder.T.cpu()):
+        return (
+            "your encoder has the transpose's shape but other values: a reshape or view keeps "
+            "the order of the elements, a transpose swaps rows and columns"
+        )
+    if _same_memory(encoder, decoder):
+        return _view_message(used, encoder.stride())
+    if not encoder.is_contiguous():
+        return _copy_message(used, encoder.stride())
+    return None
+
+
+def _same_memory(a: torch.Tensor, b: torch.Tensor) -> bool:
+    """Whether `a` is a view of `b`'s memory (the emulated device has no data pointers)."""
+    if a.device.type == "cpu":
+        return a.untyped_storage().data_ptr() == b.untyped_storage().data_ptr()
+    base = a._base
+    return base is not None and (base is b or (b._base is not None and base is b._base))
 
 
 def _reference_tie():
@@ -117,6 +158,9 @@ register(
             lambda: lambda w: torch.empty_like(w.T).copy_(w.T),
             lambda: lambda w: w.reshape(w.shape[1], w.shape[0]).clone(),
             lambda: lambda w: w.clone(),
+            lambda: lambda w: w.T.contiguous().double(),
+            lambda: lambda w: torch.empty(w.shape[1], w.shape[0]).copy_(w.T),
+            lambda: lambda w: torch.empty(w.shape[1], w.shape[0], dtype=w.dtype).copy_(w.T),
         ),
     )
 )
@@ -159,7 +203,8 @@ SUSPECT_CASES: dict[str, tuple[Callable[[], nn.Module], list[str], str]] = {
     "a Linear whose weight is a [:, :2] slice": (
         _sliced,
         ["weight"],
-        "a column slice keeps its parent's row stride: non-contiguous, yet its last stride is 1",
+        "a column slice keeps its parent's row stride: not contiguous, though it is no "
+        "transpose and its last stride is 1",
     ),
     "a conv net moved to channels_last": (
         _channels_last,
@@ -183,7 +228,8 @@ SUSPECT_CASES: dict[str, tuple[Callable[[], nn.Module], list[str], str]] = {
 
 def _check_suspects(fn) -> Verdict:
     for label, (make, expected, why) in SUSPECT_CASES.items():
-        answer = fn(make())
+        model = make()
+        answer = fn(model)
         if not isinstance(answer, (list, tuple, set)):
             return failed(
                 f"for {label}, suspects(model) returned {type(answer).__name__}: return a list "
@@ -191,10 +237,39 @@ def _check_suspects(fn) -> Verdict:
                 answer,
                 "a list",
             )
-        yours = sorted(answer)
-        if yours != expected:
-            return failed(f"for {label} ({why})", yours, expected)
+        if not all(isinstance(name, str) for name in answer):
+            return failed(f"for {label}, return the tensors' names (strings), not the tensors")
+        if sorted(answer) != expected:
+            problem = _suspects_problem(model, set(answer), expected)
+            return failed(f"for {label}: {problem}; {why}")
     return passed("you find every non-contiguous tensor the model writes: the first thing to check")
+
+
+def _suspects_problem(model: nn.Module, yours: set[str], expected: list[str]) -> str:
+    """Which name is wrong, and what that tensor is (kind, submodule, stride, .grad)."""
+    tensors = {
+        **{n: ("parameter", p) for n, p in model.named_parameters()},
+        **{n: ("buffer", b) for n, b in model.named_buffers()},
+    }
+    unknown = sorted(yours - tensors.keys())
+    if unknown:
+        return (
+            f"{unknown[0]!r} is not a tensor of this model: take the names from the model you "
+            "are given"
+        )
+    extra = sorted(yours - set(expected))
+    if extra:
+        kind, tensor = tensors[extra[0]]
+        return f"{extra[0]} is a contiguous {kind} (stride {tensor.stride()})"
+    name = sorted(set(expected) - yours)[0]
+    kind, tensor = tensors[name]
+    module, _, _ = name.rpartition(".")
+    where = f" of the submodule {module!r}" if module else ""
+    grad = " with no .grad (never trained)" if kind == "parameter" and tensor.grad is None else ""
+    return (
+        f"you missed {name}, a {kind}{where}{grad}, shape {list(tensor.shape)}, stride "
+        f"{tensor.stride()}, not contiguous"
+    )
 
 
 def _reference_suspects():
@@ -232,6 +307,267 @@ register(
                     if p.grad is not None and not p.is_contiguous()
                 ]
             ),
+            lambda: lambda m: ["encoder.weight"],
+            lambda: (
+                lambda m: [
+                    n
+                    for n, t in [
+                        *m.named_parameters(recurse=False),
+                        *m.named_buffers(recurse=False),
+                    ]
+                    if not t.is_contiguous()
+                ]
+            ),
+            lambda: (
+                lambda m: [
+                    n
+                    for n, t in [*m.named_parameters(), *m.named_buffers()]
+                    if t.dim() == 2 and t.stride(0) < t.stride(1)
+                ]
+            ),
+        ),
+    )
+)
+
+
+# --- 09.state_suspects ---------------------------------------------------------------------------
+
+
+def _batch(*shape: int) -> torch.Tensor:
+    return torch.randn(*shape, generator=torch.Generator().manual_seed(0))
+
+
+def _trained(model: nn.Module, optimizer: torch.optim.Optimizer, batch: torch.Tensor, steps=1):
+    """(model, optimizer) after `steps` optimizer steps on one batch, so the state exists."""
+    for _ in range(steps):
+        optimizer.zero_grad()
+        model(batch).square().mean().backward()
+        optimizer.step()
+    return model, optimizer
+
+
+def _story_adam(**options) -> tuple[nn.Module, torch.optim.Optimizer]:
+    model = TopKSAE(d_model=8, n_features=16, k=4, init="transposed")
+    return _trained(model, torch.optim.Adam(model.parameters(), lr=1e-3, **options), _batch(16, 8))
+
+
+def _made_contiguous_later() -> tuple[nn.Module, torch.optim.Optimizer]:
+    model, optimizer = _story_adam()
+    model.encoder.weight.data = model.encoder.weight.data.contiguous()  # a "fix" after step 1
+    return model, optimizer
+
+
+def _sgd_momentum() -> tuple[nn.Module, torch.optim.Optimizer]:
+    layer = nn.Linear(3, 5)
+    layer.weight = nn.Parameter(_batch(3, 5).T)  # the story's init, on a plain Linear
+    optimizer = torch.optim.SGD(layer.parameters(), lr=0.1, momentum=0.9)
+    return _trained(layer, optimizer, _batch(4, 3), steps=2)
+
+
+def _two_groups() -> tuple[nn.Module, torch.optim.Optimizer]:
+    model = TopKSAE(d_model=8, n_features=16, k=4, init="transposed")
+    groups = [
+        {"params": list(model.decoder.parameters())},
+        {"params": list(model.encoder.parameters()), "lr": 1e-4},
+    ]
+    return _trained(model, torch.optim.Adam(groups, lr=1e-3), _batch(16, 8))
+
+
+def _rmsprop_channels_last() -> tuple[nn.Module, torch.optim.Optimizer]:
+    net = _channels_last()
+    return _trained(net, torch.optim.RMSprop(net.parameters(), lr=1e-3), _batch(2, 3, 8, 8))
+
+
+def _before_the_first_step() -> tuple[nn.Module, torch.optim.Optimizer]:
+    model = TopKSAE(d_model=8, n_features=16, k=4, init="transposed")
+    return model, torch.optim.Adam(model.parameters(), lr=1e-3)
+
+
+def _fixed_adam() -> tuple[nn.Module, torch.optim.Optimizer]:
+    model = TopKSAE(d_model=8, n_features=16, k=4, init="contiguous")
+    return _trained(model, torch.optim.Adam(model.parameters(), lr=1e-3), _batch(16, 8))
+
+
+ADAM_PAIRS = [("encoder.weight", "exp_avg"), ("encoder.weight", "exp_avg_sq")]
+# label -> (model and optimizer maker, expected pairs, why it matters)
+STATE_CASES: dict[str, tuple[Callable[[], tuple], list[tuple[str, str]], str]] = {
+    "the story's SAE after one Adam step": (
+        _story_adam,
+        ADAM_PAIRS,
+        "Adam made each state tensor with zeros_like(param), which keeps the parameter's layout",
+    ),
+    "the story's SAE, its encoder weight made contiguous after the first step": (
+        _made_contiguous_later,
+        ADAM_PAIRS,
+        "the parameter is contiguous now, but its state was made from the old layout and stays "
+        "so: check the state tensors themselves",
+    ),
+    "SGD with momentum on a transposed Linear weight, after two steps": (
+        _sgd_momentum,
+        [("weight", "momentum_buffer")],
+        "SGD keeps a momentum_buffer (a clone of the first gradient, in the weight's layout): "
+        "read the keys of optimizer.state[p] instead of expecting Adam's",
+    ),
+    "Adam with two param groups, the encoder in the second": (
+        _two_groups,
+        ADAM_PAIRS,
+        "every param group counts (optimizer.state holds them all)",
+    ),
+    "RMSprop on a conv net in channels_last, after one step": (
+        _rmsprop_channels_last,
+        [("0.weight", "square_avg"), ("2.weight", "square_avg")],
+        "RMSprop's square_avg keeps the channels_last layout of a 4-D weight: no transpose, "
+        "still not contiguous",
+    ),
+    "Adam with amsgrad=True on the story's SAE": (
+        lambda: _story_adam(amsgrad=True),
+        [*ADAM_PAIRS, ("encoder.weight", "max_exp_avg_sq")],
+        "amsgrad adds max_exp_avg_sq: take every tensor in the state, not a list of known keys",
+    ),
+    "the story's SAE before its first Adam step": (
+        _before_the_first_step,
+        [],
+        "Adam makes its state at the first step: there is no state tensor yet to be wrong",
+    ),
+    "the fixed SAE after one Adam step": (
+        _fixed_adam,
+        [],
+        "contiguous parameters get contiguous state",
+    ),
+}
+
+
+def _state_problem(yours: list, expected: list) -> str:
+    """Which pair is wrong: names mixed up, a pair missing, or one too many."""
+    if yours and sorted(k for _, k in yours) == sorted(k for _, k in expected):
+        return (
+            "the right state tensors under the wrong names: optimizer.state is keyed by the "
+            "parameter tensor itself, so find each one's name by identity, not by position"
+        )
+    missing = [pair for pair in expected if pair not in yours]
+    if missing:
+        return f"you missed {missing[0]}"
+    extra = [pair for pair in yours if pair not in expected]
+    return f"{extra[0]} is not a non-contiguous tensor in the optimizer's state"
+
+
+def _check_state_suspects(fn) -> Verdict:
+    if getattr(fn, "__wrapped__", fn) in (checklist, state_findings):
+        return failed(
+            f"{fn.__name__} is the course's own checklist: write the rule yourself, from "
+            "optimizer.state"
+        )
+    for label, (make, expected, why) in STATE_CASES.items():
+        answer = fn(*make())
+        pairs = isinstance(answer, (list, tuple, set)) and all(
+            isinstance(p, tuple) and len(p) == 2 and all(isinstance(s, str) for s in p)
+            for p in answer
+        )
+        if not pairs:
+            return failed(
+                f"for {label}, return a list of (parameter name, state key) pairs such as "
+                "('weight', 'exp_avg')",
+                repr(answer)[:80],
+            )
+        yours = sorted(answer)
+        if yours != sorted(expected):
+            return failed(f"for {label}: {_state_problem(yours, sorted(expected))}; {why}")
+    return passed(
+        f"right on {len(STATE_CASES)} hidden models and optimizers: the state is written in "
+        "place every step"
+    )
+
+
+def _reference_state_suspects():
+    def state_suspects(model, optimizer):
+        names = {p: name for name, p in model.named_parameters()}  # keyed by the tensor itself
+        return [
+            (names[p], key)
+            for p, state in optimizer.state.items()
+            for key, value in state.items()
+            if isinstance(value, torch.Tensor) and not value.is_contiguous()
+        ]
+
+    return state_suspects
+
+
+def _state_with(keys: tuple[str, ...] | None = None, groups: int | None = None):
+    """The reference with one shortcut: a fixed list of keys, or only the first param groups."""
+
+    def state_suspects(model, optimizer):
+        names = {p: name for name, p in model.named_parameters()}
+        held = [p for group in optimizer.param_groups[:groups] for p in group["params"]]
+        return [
+            (names[p], key)
+            for p in held
+            for key, value in optimizer.state[p].items()
+            if (keys is None or key in keys)
+            and isinstance(value, torch.Tensor)
+            and not value.is_contiguous()
+        ]
+
+    return state_suspects
+
+
+def _from_the_parameters():
+    def state_suspects(model, optimizer):  # the parameters' layout, not the state's
+        return [
+            (name, key)
+            for name, p in model.named_parameters()
+            if not p.is_contiguous()
+            for key in optimizer.state[p]
+            if key != "step"
+        ]
+
+    return state_suspects
+
+
+def _named_by_position():
+    def state_suspects(model, optimizer):
+        return [
+            (name, key)
+            for (name, _), state in zip(
+                model.named_parameters(), optimizer.state.values(), strict=False
+            )
+            for key, value in state.items()
+            if not value.is_contiguous()
+        ]
+
+    return state_suspects
+
+
+def _transposes_only():
+    def state_suspects(model, optimizer):
+        names = {p: name for name, p in model.named_parameters()}
+        return [
+            (names[p], key)
+            for p, state in optimizer.state.items()
+            for key, value in state.items()
+            if value.dim() == 2 and value.stride(0) < value.stride(1)
+        ]
+
+    return state_suspects
+
+
+register(
+    Exercise(
+        "09.state_suspects",
+        "Write state_suspects(model, optimizer) -> the (parameter name, state key) pairs of "
+        "every non-contiguous tensor in the optimizer's state, such as ('weight', 'exp_avg'): "
+        "the tensors the optimizer writes in place at every step.",
+        _check_state_suspects,
+        "optimizer.state maps each parameter tensor to a dict of its state ({'step': ..., "
+        "'exp_avg': ...}); model.named_parameters() gives the names, and a tensor is a "
+        "dictionary key by identity.",
+        _reference_state_suspects,
+        (
+            lambda: _state_with(keys=("exp_avg", "exp_avg_sq")),
+            _from_the_parameters,
+            lambda: _state_with(groups=1),
+            _named_by_position,
+            lambda: _state_with(keys=("exp_avg_sq",)),
+            _transposes_only,
+            lambda: checklist,
         ),
     )
 )

@@ -1,42 +1,89 @@
-"""Notebook 09's checkers: feedback names what the learner did, on hidden decoders and models."""
+"""Notebook 09's checkers: each known wrong answer fails, and the feedback names its real cause."""
 
 from __future__ import annotations
 
+import pytest
 import torch
 
-from course.exercises import check
+from course.casefile import exercises  # registers 09's exercises (without importing every lesson)
+from course.exercises import check, get
+from tests.corpus import assert_told_its_cause, corpus_cases
+
+# The words each wrong answer's feedback must contain, in the order of `wrong_answers`.
+TIE_CAUSES = (
+    "clone() keeps the strides",  # w.T.clone()
+    "`.T` returns a view",  # w.T
+    "`.t()` returns a view",  # w.t()
+    "empty_like() takes the strides",  # empty_like(w.T).copy_(w.T)
+    "a reshape or view keeps the order",  # reshape, not a transpose
+    "is not the transpose's",  # w.clone()
+    "MPS has no float64",  # the contiguous transpose, as float64
+    "make float32 CPU tensors unless given dtype=",  # torch.empty(...).copy_(w.T)
+    "make the copy where the weight lives",  # dtype kept, device forgotten
+)
+SUSPECT_CAUSES = (
+    "last stride is 1",  # stride[-1] != 1
+    "last stride is 1",  # strides not in decreasing order
+    "a buffer",  # parameters only
+    "is a contiguous parameter",  # every matrix
+    "no .grad",  # only parameters with a gradient
+    "is not a tensor of this model",  # the story's answer, hard-coded
+    "of the submodule 'encoder'",  # top-level tensors only (recurse=False)
+    "no transpose",  # transposes only
+)
+STATE_CAUSES = (
+    "read the keys of optimizer.state[p]",  # Adam's keys only
+    "check the state tensors themselves",  # the parameters' layout
+    "every param group counts",  # the first param group only
+    "by identity, not by position",  # names zipped by position
+    "you missed ('encoder.weight', 'exp_avg')",  # exp_avg_sq only
+    "channels_last",  # transposes only
+    "the course's own checklist",  # checklist passed as the answer
+)
 
 
-def test_the_notebooks_own_fix_passes():
+CAUSES = {
+    "09.tie_weights": TIE_CAUSES,
+    "09.suspects": SUSPECT_CAUSES,
+    "09.state_suspects": STATE_CAUSES,
+}
+
+
+@pytest.mark.parametrize(("name", "index", "cause"), corpus_cases(CAUSES))
+def test_each_wrong_answer_is_told_its_own_mistake(name, index, cause):
+    assert_told_its_cause(name, index, cause)
+
+
+def test_the_notebooks_own_fix_passes_and_other_contiguous_copies_too():
     def tie(decoder_weight):
         return decoder_weight.T.contiguous()
 
+    def tie_by_clone(decoder_weight):
+        return decoder_weight.T.clone(memory_format=torch.contiguous_format)
+
     assert check("09.tie_weights", tie).passed
+    assert check("09.tie_weights", tie_by_clone).passed
 
 
-def test_feedback_names_the_call_the_learner_used():
-    def with_t(decoder_weight):
-        return decoder_weight.t()
-
-    def with_empty_like(decoder_weight):
-        return torch.empty_like(decoder_weight.T).copy_(decoder_weight.T)
-
-    def with_clone(decoder_weight):
-        return decoder_weight.T.clone()
-
-    assert "`.t()` returns a view" in check("09.tie_weights", with_t).message
-    message = check("09.tie_weights", with_empty_like).message
+def test_the_empty_like_feedback_does_not_blame_clone():
+    message = check("09.tie_weights", get("09.tie_weights").wrong_answers[3]()).message
     assert "empty_like()" in message and "clone()" not in message
-    assert "clone() keeps the strides" in check("09.tie_weights", with_clone).message
 
 
-def test_suspects_are_checked_beyond_the_story_model():
-    def last_stride(model):
-        return [n for n, p in model.named_parameters() if p.stride()[-1] != 1]
-
-    def parameters_only(model):
-        return [n for n, p in model.named_parameters() if not p.is_contiguous()]
-
-    assert "[:, :2] slice" in check("09.suspects", last_stride).message
-    assert "expanded buffer" in check("09.suspects", parameters_only).message
+def test_suspects_must_be_names():
     assert "return a list" in check("09.suspects", lambda model: "encoder.weight").message
+    verdict = check("09.suspects", lambda model: list(model.parameters()))
+    assert "names (strings), not the tensors" in verdict.message
+
+
+def test_state_suspects_must_be_pairs_of_names():
+    def dotted(model, optimizer):
+        reference = get("09.state_suspects").reference()
+        return [f"{name}.{key}" for name, key in reference(model, optimizer)]
+
+    assert "(parameter name, state key) pairs" in check("09.state_suspects", dotted).message
+
+
+def test_the_before_the_first_step_case_really_has_no_state_yet():
+    model, optimizer = exercises._before_the_first_step()
+    assert not optimizer.state and not model.encoder.weight.is_contiguous()
