@@ -129,9 +129,10 @@ LESSONS: tuple[Lesson, ...] = (
         "08_pattern_strikes_again.ipynb",
         "The pattern strikes again",
         "Where else does the same bug hide, and can a tool find it for us?",
-        30,
+        60,
         (
-            "write the auditor's judge",
+            "write the auditor's judges, for exact and for random ops",
+            "audit backends nobody has printed",
             "see PyTorch's own tests miss the in-place bug",
             "find a real bug in your CPU build",
         ),
@@ -140,11 +141,11 @@ LESSONS: tuple[Lesson, ...] = (
         "09_case_closed.ipynb",
         "Case closed",
         "How do we fix the model, and what do we check first next time?",
-        25,
+        50,
         (
             "write fix 1 and train all three fixes",
             "recover the ground-truth features",
-            "write the checklist's first check",
+            "write the checklist's checks of a model and of its optimizer's state",
         ),
     ),
     Lesson(
