@@ -174,12 +174,17 @@ FAMILY_CALLS: dict[str, Callable[[torch.Tensor, torch.Tensor], object]] = {
     "lerp": lambda out, x: out.lerp_(x, 0.5),
     "addcmul": lambda out, x: out.addcmul_(x, x, value=0.5),
     "addcdiv": lambda out, x: out.addcdiv_(x, x.abs() + 1, value=0.5),
-    "normal": lambda out, x: out.normal_(),
-    "uniform": lambda out, x: out.uniform_(),
-    "exponential": lambda out, x: out.exponential_(),
-    "random": lambda out, x: out.random_(0, 10),
-    "bernoulli": lambda out, x: out.bernoulli_(0.5),
+    "normal": lambda out, x: out.normal_(generator=_seeded()),
+    "uniform": lambda out, x: out.uniform_(generator=_seeded()),
+    "exponential": lambda out, x: out.exponential_(generator=_seeded()),
+    "random": lambda out, x: out.random_(0, 10, generator=_seeded()),
+    "bernoulli": lambda out, x: out.bernoulli_(0.5, generator=_seeded()),
 }
+
+
+def _seeded() -> torch.Generator:
+    """A private generator: the random families never touch the learner's global RNG."""
+    return torch.Generator().manual_seed(0)
 
 
 def family_call(
@@ -188,13 +193,12 @@ def family_call(
     """One family's representative call on an emulated output stored in `layout`.
 
     Returns the output's values afterwards and the recorded kernel events. Random families draw
-    from a forked RNG: the learner's global random stream is left as it was.
+    from a private generator: the learner's global random stream is left as it was.
     """
     gen = torch.Generator().manual_seed(0)
     out = to_emulated(laid_out(torch.zeros(shape), layout))
     x = torch.randn(shape, generator=gen).to(emps.DEVICE)
-    with torch.random.fork_rng(devices=[]), emps.use_backend(backend), emps.record() as log:
-        torch.manual_seed(0)
+    with emps.use_backend(backend), emps.record() as log:
         FAMILY_CALLS[family](out, x)
     return out.inner.clone(), log.events
 

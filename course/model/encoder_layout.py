@@ -35,8 +35,7 @@ def layout_row(
 
 def encoder_layouts(d_model: int = 384, n_features: int = 1536) -> list[dict[str, object]]:
     """The story's init and one Adam step, tensor by tensor: who is non-contiguous and why."""
-    with torch.random.fork_rng(devices=[]):  # the learner's global RNG stream stays as it was
-        model = TopKSAE(d_model, n_features, k=min(32, n_features), init="transposed", seed=0)
+    model = TopKSAE(d_model, n_features, k=min(32, n_features), init="transposed", seed=0)
     decoder = model.decoder.weight.detach()
     encoder = model.encoder.weight
     x = torch.randn(8, d_model, generator=torch.Generator().manual_seed(0))
