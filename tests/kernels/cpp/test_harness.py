@@ -151,6 +151,7 @@ def test_correctness_rows_and_dispatcher(compiled):
     "out_layout, in_layout, shape",
     [
         ("transposed", "contiguous", (300, 200)),
+        ("transposed", "contiguous", (130, 600)),
         ("contiguous", "transposed", (130, 129)),
         ("permuted", "contiguous", (3, 130, 140)),
         ("channels-last", "contiguous", (2, 3, 40, 50)),
