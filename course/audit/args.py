@@ -73,6 +73,7 @@ class Call:
     args: tuple[object, ...]
     kwargs: dict[str, object]
     domain: tuple = ()  # the (low, high) range the values come from
+    knobs: object = None  # a course.audit.knobs.Knobs: a learner's sizes and inputs, or None
 
     @property
     def tensor_inputs(self) -> bool:
@@ -99,6 +100,29 @@ class Call:
     def expanded(self) -> Call:
         """Every tensor input's first row repeated, so it can be passed with stride 0."""
         return self.map_tensors(lambda t: t[:1].expand_as(t).contiguous(), self_too=False)
+
+
+class _Self:
+    """Marks an argument that is the written tensor itself (course.audit.knobs: aliased)."""
+
+    def __repr__(self) -> str:
+        return "self"
+
+
+SELF = _Self()
+
+
+def resolved(call: Call, written: torch.Tensor) -> Call:
+    """The call with every SELF argument replaced by `written` (the same tensor object)."""
+
+    def each(value: object) -> object:
+        return written if value is SELF else value
+
+    return replace(
+        call,
+        args=tuple(each(a) for a in call.args),
+        kwargs={k: each(v) for k, v in call.kwargs.items()},
+    )
 
 
 def full_name(overload: torch._ops.OpOverload) -> str:
@@ -235,12 +259,19 @@ def _names(what: str, names: object) -> list[str]:
     return list(names)
 
 
-def build_call(op: AuditOp, dtype: torch.dtype, hint: tuple | None = None) -> Call | str:
+def build_call(
+    op: AuditOp,
+    dtype: torch.dtype,
+    hint: tuple | None = None,
+    scalars: tuple[float, ...] | None = None,
+) -> Call | str:
     """Arguments under which `op` is finite and changes its output in `dtype`; or why not.
 
-    `hint` is a domain to try first (float16 reuses what float32 found). Random ops get the
-    arguments `course.audit.distributions` chose for them, without running any kernel: whether
-    the op supports the dtype must not depend on the kernel under audit.
+    `hint` is a domain to try first (float16 reuses what float32 found); `scalars`, a learner's
+    own numbers for the scalar arguments (course.audit.knobs), in place of SCALARS: the domain
+    is then one where *they* change the output. Random ops get the arguments
+    `course.audit.distributions` chose for them, without running any kernel: whether the op
+    supports the dtype must not depend on the kernel under audit.
     """
     if op.kind == "random":
         return _random_call(op, dtype)
@@ -249,7 +280,7 @@ def build_call(op: AuditOp, dtype: torch.dtype, hint: tuple | None = None) -> Ca
         domains = (hint, *[d for d in domains if d != hint])
     reasons, best = [], None
     for domain in domains:
-        call = _candidate(op, dtype, domain)
+        call = _candidate(op, dtype, domain, scalars)
         if isinstance(call, str):
             return call  # an argument this builder cannot make: no domain will help
         changed = _observable_fraction(op, call)
@@ -270,12 +301,12 @@ def _domains(dtype: torch.dtype) -> tuple:
     return FLOAT_DOMAINS if dtype.is_floating_point else INT_DOMAINS
 
 
-def _candidate(op: AuditOp, dtype: torch.dtype, domain) -> Call | str:
+def _candidate(op: AuditOp, dtype: torch.dtype, domain, chosen=None) -> Call | str:
     gen = torch.Generator().manual_seed(0)
     values = functools.partial(_values, dtype=dtype, domain=domain, gen=gen)
     family = "float" if dtype.is_floating_point else ("bool" if dtype == torch.bool else "int")
-    scalars = itertools.cycle(SCALARS[family])
-    scalars_left = len(SCALARS[family])
+    scalars = itertools.cycle(chosen or SCALARS[family])
+    scalars_left = 1 if chosen else len(SCALARS[family])  # a learner's numbers, as they are
     args, kwargs = [], {}
     for argument in op.overload._schema.arguments[1:]:
         value = _argument(argument, values, scalars, scalars_left)
@@ -400,6 +431,7 @@ def expected_values(op: AuditOp, call: Call) -> torch.Tensor:
     in-place op on a contiguous CPU copy. Random ops have no expected values: see `expected`.
     """
     if op.functional is not None:
+        call = resolved(call, call.self_values)  # an aliased operand is self's own values
         result = op.functional(call.self_values, *call.args, **call.kwargs)
         if not torch.can_cast(result.dtype, call.dtype):
             raise CourseError(
@@ -408,6 +440,7 @@ def expected_values(op: AuditOp, call: Call) -> torch.Tensor:
             )
         return result.to(call.dtype)
     out = call.self_values.clone()
+    call = resolved(call, out)
     op.overload(out, *call.args, **call.kwargs)
     return out
 

@@ -47,6 +47,7 @@ import torch
 
 from course.audit.args import (
     DTYPES,
+    SELF,
     SHAPES,
     AuditOp,
     Call,
@@ -62,6 +63,7 @@ from course.audit.args import (
 )
 from course.audit.distributions import Law
 from course.audit.judge import COLOURS, VERDICTS, AuditResult, judge, unchanged
+from course.audit.knobs import INPUTS, Knobs, broadcast_inputs
 from course.audit.report import flagged_ops, summary, summary_line, table_rows, text_table
 from course.audit.repro import reproduction
 from course.devices import mps_available
@@ -118,7 +120,7 @@ def target(device: str, backend: Backend | None = None) -> Target:
                 f"{backend!r}; for a profile by name use device='emulated:PROFILE'"
             )
         label = f"emulated ({backend.profile.name}, {backend.design})"
-        return Target(label, emps.DEVICE, backend, emulated=f"emulated:{backend.profile.name}")
+        return Target(label, emps.DEVICE, backend, emulated=_cli_name(backend))
     if not isinstance(device, str):
         raise CourseError(f"device must be a string such as 'cpu' or 'emulated', not {device!r}")
     if device == "emulated" or device.startswith("emulated:"):
@@ -138,6 +140,25 @@ def target(device: str, backend: Backend | None = None) -> Target:
     raise CourseError(
         f"unknown device {device!r}; use cpu, cuda, mps, emulated or emulated:PROFILE "
         "(python -c 'from course import emps; print(list(emps.PROFILES))' lists the profiles)"
+    )
+
+
+def _cli_name(backend: Backend) -> str:
+    """ "emulated:PROFILE" when the command line can rebuild this backend, else "".
+
+    A backend of its own (a case's planted device, a switchboard's custom profile, the
+    redesign) cannot be named on the command line: its findings get the plain PyTorch line,
+    on the emulated device, to run where that backend is active (`with case.use_device():`).
+    """
+    from course import emps
+
+    name = backend.profile.name
+    plain = emps.Backend(emps.PROFILES[name]) if name in emps.PROFILES else None
+    same = plain is not None and backend.profile is plain.profile and backend.design == plain.design
+    return (
+        f"emulated:{name}"
+        if same and type(backend.overrides) is dict and not backend.overrides
+        else ""
     )
 
 
@@ -180,20 +201,32 @@ def audit(
     *,
     backend: Backend | None = None,
     progress: Progress | None = None,
+    shape: tuple[int, ...] | None = None,
+    scalars: float | tuple[float, ...] | None = None,
+    inputs: str = "fresh",
 ) -> list[AuditResult]:
-    """Audit in-place ops; one AuditResult per (op, dtype it supports, layout that applies)."""
+    """Audit in-place ops; one AuditResult per (op, dtype it supports, layout that applies).
+
+    `shape`, `scalars` and `inputs` change the calls to test a hypothesis the default sweep
+    does not (course.audit.knobs).
+    """
     where = target(device, backend)
     chosen, shapes, kinds = find_ops(ops), require_layouts(layouts), find_dtypes(dtypes)
+    knobs = Knobs.of(shape, scalars, inputs)
     results = []
     for index, op in enumerate(chosen):
         if progress is not None:
             progress(index + 1, len(chosen), op.name)
-        results += _reported(op, shapes, kinds, where)
+        results += _reported(op, shapes, kinds, where, knobs)
     return results
 
 
 def _reported(
-    op: AuditOp, layouts: list[str], dtypes: list[torch.dtype], where: Target
+    op: AuditOp,
+    layouts: list[str],
+    dtypes: list[torch.dtype],
+    where: Target,
+    knobs: Knobs | None = None,
 ) -> list[AuditResult]:
     """`audit_op`, but a failure of the auditor's own work is a result, never a crash.
 
@@ -202,7 +235,7 @@ def _reported(
     the audit of this op reports it and the sweep goes on.
     """
     try:
-        return audit_op(op, layouts, dtypes, where)
+        return audit_op(op, layouts, dtypes, where, knobs)
     except Exception as exc:
         detail = (
             f"auditing it failed: {describe(exc)} (a kernel the auditor itself uses to build "
@@ -212,7 +245,11 @@ def _reported(
 
 
 def audit_op(
-    op: AuditOp, layouts: list[str], dtypes: list[torch.dtype], where: Target
+    op: AuditOp,
+    layouts: list[str],
+    dtypes: list[torch.dtype],
+    where: Target,
+    knobs: Knobs | None = None,
 ) -> list[AuditResult]:
     """Every (dtype, layout) result for one op; one skipped row per layout if no dtype runs."""
     if where.unavailable:
@@ -221,12 +258,15 @@ def audit_op(
             for layout in layouts
         ]
     results, reasons, hint = [], {}, None
+    scalars = knobs.scalars if knobs is not None else None
     for dtype in dtypes:
-        call = build_call(op, dtype, hint)
+        call = build_call(op, dtype, hint, scalars)
         if isinstance(call, str):
             reasons[dtype_name(dtype)] = call
             continue
         hint = hint or (call.domain if dtype.is_floating_point else None)
+        if knobs is not None and not knobs.default:
+            call = knobs.apply(op, call)
         rows = _audit_dtype(op, call, layouts, where)
         if isinstance(rows, str):
             reasons[dtype_name(dtype)] = rows
@@ -265,6 +305,10 @@ def _audit_dtype(op: AuditOp, call: Call, layouts: list[str], where: Target):
 
 
 def _applies(op: AuditOp, call: Call, layout: str) -> bool:
+    if call.knobs is not None and call.knobs.shape_for(layout) is None:
+        return False  # a layout of another rank than the knob's shape
+    if layout == "out=transposed" and SELF in (*call.args, *call.kwargs.values()):
+        return False  # an out= tensor is new: it cannot also be an operand
     if layout == "expanded":
         return call.tensor_inputs and op.kind == "pointwise"
     if layout == "out=transposed":
@@ -274,8 +318,10 @@ def _applies(op: AuditOp, call: Call, layout: str) -> bool:
 
 def _variant(call: Call, layout: str) -> Call:
     """The call a layout runs: the same values in its shape, or with row-constant inputs."""
-    variant = call.shaped(SHAPES[DIMS.get(layout, 2)])
-    return variant.expanded() if layout == "expanded" else variant
+    knobs = call.knobs or Knobs()
+    variant = call.shaped(knobs.shape_for(layout))
+    variant = variant.expanded() if layout == "expanded" else variant
+    return broadcast_inputs(variant) if knobs.inputs == "broadcast" else variant
 
 
 def _reference_key(layout: str) -> str:
@@ -375,7 +421,15 @@ def _run(
     with _backend(where):
         inputs = "expanded" if layout == "expanded" else "contiguous"
 
+        if layout == "out=transposed":
+            out, storage = _guarded(before, "transposed", where.device)
+        else:
+            own = "contiguous" if layout == "expanded" else layout
+            out, storage = _guarded(variant.self_values, own, where.device)
+
         def move(value: object) -> object:
+            if value is SELF:  # an aliased operand: the output itself
+                return out
             is_tensor = isinstance(value, torch.Tensor)
             return laid_out(value, inputs, where.device) if is_tensor else value
 
@@ -384,11 +438,8 @@ def _run(
         if "generator" in kwargs:  # random ops draw from a private generator, never the global one
             kwargs["generator"] = seeded(where.generator_device)
         if layout == "out=transposed":
-            out, storage = _guarded(before, "transposed", where.device)
             op.out(variant.self_values.to(where.device), *args, **kwargs, out=out)
         else:
-            own = "contiguous" if layout == "expanded" else layout
-            out, storage = _guarded(variant.self_values, own, where.device)
             op.overload(out, *args, **kwargs)
         return out.cpu(), _outside(out, storage)
 
@@ -417,6 +468,9 @@ def cli(argv: list[str]) -> int:
     )
     parser.add_argument("--dtype", action="append", choices=list(DTYPES), help="only this dtype")
     parser.add_argument("--op", action="append", help="audit only this op (repeatable)")
+    parser.add_argument("--shape", help="the written tensors' shape, e.g. 300,70 (knobs)")
+    parser.add_argument("--scalar", action="append", type=float, help="a scalar (repeatable)")
+    parser.add_argument("--inputs", choices=list(INPUTS), default="fresh", help="operands")
     parser.add_argument("--json", action="store_true", help="print the results as JSON")
     parser.add_argument("--all", action="store_true", help="list ok results too")
     options = parser.parse_args(argv)
@@ -429,7 +483,16 @@ def cli(argv: list[str]) -> int:
         results = (
             []
             if missing
-            else audit(options.device, options.op, options.layout, options.dtype, progress=progress)
+            else audit(
+                options.device,
+                options.op,
+                options.layout,
+                options.dtype,
+                progress=progress,
+                shape=_shape_flag(options.shape),
+                scalars=tuple(options.scalar) if options.scalar else None,
+                inputs=options.inputs,
+            )
         )
     except CourseError as exc:
         print(f"error: {exc}", file=sys.stderr)
@@ -443,6 +506,18 @@ def cli(argv: list[str]) -> int:
     print(text_table(results, only_findings=not options.all))
     print(summary_line(options.device, summary(results)))
     return 0
+
+
+def _shape_flag(text: str | None) -> tuple[int, ...] | None:
+    """ "300,70" -> (300, 70); the knob checks the numbers."""
+    if text is None:
+        return None
+    try:
+        return tuple(int(part) for part in text.split(","))
+    except ValueError:
+        raise CourseError(
+            f"--shape {text!r}: give whole numbers separated by commas, e.g. 300,70"
+        ) from None
 
 
 def audit_panel(profile: str | None = None, layout: str = "transposed") -> Panel:

@@ -345,8 +345,11 @@ def _run_mutating(func, op: ops.OpRoute, args, kwargs):
         input_slots.insert(0, out_slot)  # the graph reads self first
     base_args, base_kwargs = list(_unwrap(args)), _unwrap_kwargs(kwargs)
 
-    def graph(out_buffer: torch.Tensor, input_buffers) -> object:
+    def graph(out_buffer: torch.Tensor, input_buffers, scalar=None) -> object:
         call_args, call_kwargs = list(base_args), dict(base_kwargs)
+        if scalar is not None:  # a kernel that mangles its number arguments (course.mystery)
+            call_args = [scalar(a) if _is_number(a) else a for a in call_args]
+            call_kwargs = {k: scalar(v) if _is_number(v) else v for k, v in call_kwargs.items()}
         for slot, buffer in zip(input_slots, input_buffers, strict=True):
             _put(call_args, call_kwargs, slot, buffer)
         if in_place and input_buffers[0] is not out_buffer:
@@ -362,10 +365,16 @@ def _run_mutating(func, op: ops.OpRoute, args, kwargs):
         inputs=[_get(base_args, base_kwargs, slot) for slot in input_slots],
         graph=graph,
         strided_buffers=backend.profile.strided_buffers,
+        arguments=tuple(a for a in (*base_args, *base_kwargs.values()) if _is_number(a)),
     )
     run_kernel(backend.kernel_for(op.family), call)
     _check_not_resized(op.name, [target])
     return target
+
+
+def _is_number(value: object) -> bool:
+    """A number argument (a scalar, alpha=, value=...), not a bool flag."""
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
 def _check_not_resized(name: str, arguments) -> None:

@@ -32,8 +32,11 @@ class KernelCall:
     family: str
     output: torch.Tensor
     inputs: list[torch.Tensor]
-    graph: Callable[[torch.Tensor, Sequence[torch.Tensor]], object]  # returns what it wrote
+    # graph(output buffer, input buffers[, scalar=fn]) runs the op and returns what it wrote;
+    # `scalar` maps each number argument on its way in (a planted bug's mangled constant)
+    graph: Callable[..., object]
     strided_buffers: bool = False
+    arguments: tuple[object, ...] = ()  # the op's number arguments (scalars, alpha=, value=...)
     temporaries: int = 0
     last_buffer: torch.Tensor | None = field(default=None, repr=False)
     _gathers: list[tuple[torch.Tensor, torch.Tensor, tuple[int, int]]] = field(

@@ -40,9 +40,26 @@ _PRIVATEUSE1 = torch._C.DispatchKeySet(torch._C.DispatchKey.PrivateUse1)
 _PRE_2_4_FUSED_DEVICES = "['cuda', 'xpu', 'privateuseone']"
 
 
+_FOREACH = {"serial": 0, "running": None}  # which foreach op's per-tensor loop is running
+
+
+def current_foreach() -> int | None:
+    """The serial number of the foreach op whose per-tensor loop runs now (None outside one).
+
+    A kernel sees one tensor of the list at a time; this tells it that it was called from a
+    list op, and which one (course.mystery plants bugs on the foreach path only).
+    """
+    return _FOREACH["running"]
+
+
 def run_foreach(func: torch._ops.OpOverload, args, kwargs):
     """Run a `_foreach_*` op the way MPS did: its per-tensor loop, one emulated kernel each."""
-    return func.redispatch(_PRIVATEUSE1, *args, **kwargs)
+    _FOREACH["serial"] += 1
+    outer, _FOREACH["running"] = _FOREACH["running"], _FOREACH["serial"]
+    try:
+        return func.redispatch(_PRIVATEUSE1, *args, **kwargs)
+    finally:
+        _FOREACH["running"] = outer
 
 
 def check_fused(profile: Profile, name: str, family: str) -> None:

@@ -1,15 +1,19 @@
-"""Your own case: an unseen bug, planted by a seed, for the learner to find alone.
+"""Your own case: an unseen bug, generated from a seed, for the learner to find alone.
 
-`open_case(seed)` picks one of the pool's cases (course.mystery.cases) and plants its bug in the
-emulated device (course.mystery.bugs); the case's scenario (course.mystery.scenarios, models from
-course.mystery.models) shows the symptom its brief describes. The learner answers with a minimal
-repro, the culprit (op and layout condition) and a fix; `Case.check_*` judge them
-(course.mystery.case). Used by notebook 10 and by `python -m course mystery [--seed N]`.
+`open_case(seed)` generates a case (course.mystery.generate): a user's model and training run
+(course.mystery.families, models, scenarios) on an emulated device with one planted kernel bug
+(course.mystery.bugs: conditions, effects), and a brief measured from that run
+(course.mystery.symptoms). The learner answers with a minimal repro, the culprit (op and
+condition) and a fix; `Case.check_*` judge them (course.mystery.case, answers, guard). Used by
+notebook 10 and by `python -m course mystery [--seed N | --deal N]`.
 """
 
-from course.mystery.bugs import LAYOUT_CONDITIONS
-from course.mystery.case import OPS, Answer, Case, open_case
-from course.mystery.cases import POOL
+from course.mystery import guard
+from course.mystery.answers import OPS
+from course.mystery.case import Answer, Case, hint, open_case
 from course.mystery.cli import cli
+from course.mystery.conditions import CONDITIONS
 
-__all__ = ["LAYOUT_CONDITIONS", "OPS", "POOL", "Answer", "Case", "cli", "open_case"]
+__all__ = ["CONDITIONS", "OPS", "Answer", "Case", "cli", "hint", "open_case"]
+
+guard.pristine()  # torch and the device as they are once the package is loaded: see guard

@@ -1,55 +1,87 @@
-"""Reference fixes: patches that take a freshly built scenario model and return it fixed.
+"""Reference fixes, written out as the patch a learner would write: patch(model) -> model.
 
-A patch changes where the troublesome layout comes from (a parameter made contiguous at init, a
-slice given its own storage, an activation computed out of place) and keeps the model otherwise
-the same, so the scenario trains on the buggy device as it does on a healthy one.
+A patch receives the scenario's freshly built model and changes where the triggering property
+comes from (a weight stored transposed, one flat buffer, an op done in place, the optimizer's
+foreach path) without changing any parameter's values, so the scenario trains on the buggy
+device as it does on a healthy one. `reference_fix(design)` returns the source for a design's
+habit; an instructor reads it in `case.answer()`.
 """
 
 from __future__ import annotations
 
-import torch
-from torch import nn
+from course.mystery.families import Design
 
-from course.mystery.models import split_heads
+_STORE_OWN = "{target} = nn.Parameter({target}.detach().contiguous())"
+# habit -> (what the patch does, its body)
+_FIXES: dict[str, tuple[str, tuple[str, ...]]] = {
+    "import": ("Store the imported weight row by row, as PyTorch's own layers do.", (_STORE_OWN,)),
+    "even-inputs": ("Store the cut-out weight without gaps.", (_STORE_OWN,)),
+    "flat-buffer": (
+        "Give each weight a storage of its own instead of a view into one buffer.",
+        (
+            "for name in {target}:",
+            "    owner, _, attribute = name.rpartition('.')",
+            "    module = model.get_submodule(owner)",
+            "    own = getattr(module, attribute).detach().clone()",
+            "    setattr(module, attribute, nn.Parameter(own))",
+        ),
+    ),
+    "bfloat16": (
+        "Keep the weights in float32 (forward casts its input to them).",
+        ("model = model.float()",),
+    ),
+    "channels-last": (
+        "Give up channels_last: weights and activations in the default memory format.",
+        (
+            "model.memory_format = torch.contiguous_format",
+            "model = model.to(memory_format=torch.contiguous_format)",
+        ),
+    ),
+    "inplace-relu": (
+        "Let ReLU write a new tensor instead of overwriting its input.",
+        ("model.act = nn.ReLU()",),
+    ),
+    "border-mask": (
+        "Zero the border out of place.",
+        ("model.mask_border = lambda h: h.masked_fill(model.border, 0.0)",),
+    ),
+    "clip": (
+        "Clip out of place.",
+        ("model.clip_activations = lambda h: h.clamp(-model.clip, model.clip)",),
+    ),
+    "query-bias": (
+        "Add the query bias out of place.",
+        ("model.add_query_bias = lambda q: q + model.query_bias",),
+    ),
+    "causal-mask": (
+        "Mask the future out of place.",
+        ("model.mask_future = lambda scores: scores.masked_fill(model.future, -1e9)",),
+    ),
+    "softcap": (
+        "Cap the scores out of place.",
+        ("model.cap = lambda scores: scores.clamp(-model.softcap, model.softcap)",),
+    ),
+    "foreach": ("Train with the optimizer's per-tensor path.", ("model.foreach = False",)),
+    **dict.fromkeys(
+        ("adam-square", "eps", "wide", "vocab", "odd-sizes"),
+        (
+            "Train with the fused optimizer: one kernel updates every parameter, so the "
+            "per-tensor kernels that break here never run.",
+            ("model.fused = True",),
+        ),
+    ),
+}
 
 
-def contiguous_middle(model: nn.Module) -> nn.Module:
-    """Store the QR-initialised middle weight row by row."""
-    model.mid.weight = nn.Parameter(model.mid.weight.detach().contiguous())
-    return model
-
-
-def contiguous_vectors(model: nn.Module) -> nn.Module:
-    """Store the exported word vectors row by row."""
-    model.vectors = nn.Parameter(model.vectors.detach().contiguous())
-    return model
-
-
-def contiguous_format(model: nn.Module) -> nn.Module:
-    """Give up channels_last: weights and activations in the default memory format."""
-    model.memory_format = torch.contiguous_format
-    return model.to(memory_format=torch.contiguous_format)
-
-
-def out_of_place_relu(model: nn.Module) -> nn.Module:
-    """Let ReLU write a new tensor instead of overwriting the convolution's output."""
-    model.act = nn.ReLU()
-    return model
-
-
-def own_storage(model: nn.Module) -> nn.Module:
-    """Give q, k and v weights storage of their own instead of views into the fused tensor."""
-    for name in ("wq", "wk", "wv"):
-        setattr(model, name, nn.Parameter(getattr(model, name).detach().clone()))
-    return model
-
-
-def float32_weights(model: nn.Module) -> nn.Module:
-    """Keep the weights in float32 (the forward pass casts its input to the weights' dtype)."""
-    return model.float()
-
-
-def contiguous_heads(model: nn.Module) -> nn.Module:
-    """Split heads into a contiguous copy, so the in-place bias and scale write a plain tensor."""
-    model.split_heads = lambda t, heads: split_heads(t, heads).contiguous()
-    return model
+def reference_fix(design: Design) -> str:
+    """The source of `patch(model) -> model` for a design's habit."""
+    doc, body = _FIXES[design.habit]
+    lines = [line.format(target=design.target) for line in body]
+    return "\n".join(
+        [
+            "def patch(model):",
+            f'    """{doc}"""',
+            *(f"    {line}" for line in lines),
+            "    return model",
+        ]
+    )

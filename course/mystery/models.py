@@ -1,13 +1,14 @@
-"""The models and data of the mystery scenarios: small, seeded, and none of them the story's SAE.
+"""The user code of the mystery cases: four small models, their data, and the habits users have.
 
-Each model is written the way a user might write it, and each has one habit that gives some
-tensor an unusual layout: an orthogonal init taken from QR (column-major), word vectors exported
-column by column, channels_last convolutions, q/k/v weights sliced out of one fused checkpoint
-tensor, bfloat16 weights, attention heads split with a transpose. Whether that habit matters is
-what the case is about.
+Each model is written the way a user might write it, and keeps its training recipe with it (as
+nanoGPT's `configure_optimizers` does), so a fix may change the recipe as well as the layers.
+A case's build (course.mystery.families) constructs one of these models and may add a *habit*
+that gives some tensor an unusual property: weights imported from a checkpoint stored
+`(in, out)`, layers sliced out of one flat buffer, bfloat16 weights, channels_last convolutions,
+in-place activations, a causal mask filled in place. Whether a habit matters is what the case is
+about.
 
-Every builder takes `(device, generator)`, draws all its numbers from the generator (never from
-torch's global RNG), and returns the model on the device.
+Every builder draws all its numbers from a `torch.Generator` (never from torch's global RNG).
 """
 
 from __future__ import annotations
@@ -29,6 +30,11 @@ class Data:
     y_test: torch.Tensor
 
 
+def split(x: torch.Tensor, y: torch.Tensor, n_train: int) -> Data:
+    """The first n_train samples for training, the rest held out."""
+    return Data(x[:n_train], y[:n_train], x[n_train:], y[n_train:])
+
+
 def linear(n_in: int, n_out: int, generator: torch.Generator) -> nn.Linear:
     """An nn.Linear initialised from `generator` (uniform fan-in weights, zero bias)."""
     layer = nn.utils.skip_init(nn.Linear, n_in, n_out)
@@ -39,168 +45,101 @@ def linear(n_in: int, n_out: int, generator: torch.Generator) -> nn.Linear:
     return layer
 
 
-def split(x: torch.Tensor, y: torch.Tensor, n_train: int) -> Data:
-    """The first n_train samples for training, the rest held out."""
-    return Data(x[:n_train], y[:n_train], x[n_train:], y[n_train:])
+# --- the training recipe every model carries --------------------------------------------------
 
 
-# --- classification data -------------------------------------------------------------------
+class Trainable(nn.Module):
+    """A model that knows how it is trained: optimizer, learning rate, and its options."""
 
-
-def teacher_blobs(generator: torch.Generator, features: int = 10, classes: int = 4) -> Data:
-    """Gaussian inputs labelled by a random linear teacher: easy to fit, never trivial."""
-    x = torch.randn(384, features, generator=generator)
-    teacher = torch.randn(features, classes, generator=generator)
-    return split(x, (x @ teacher).argmax(1), 256)
-
-
-def reviews(generator: torch.Generator, vocab: int = 40, unused: int = 8) -> Data:
-    """Bag-of-words counts scored by word sentiment; the last `unused` tokens never occur."""
-    words = torch.randint(vocab - unused, (384, 12), generator=generator)
-    counts = torch.zeros(384, vocab).scatter_add_(1, words, torch.ones(words.shape))
-    sentiment = torch.randn(vocab, generator=generator)
-    scores = torch.tanh(counts @ sentiment / 3)
-    return split(counts, scores / scores.std(), 256)
-
-
-def stripes(generator: torch.Generator, n: int = 256, size: int = 8) -> Data:
-    """8x8 images of stripes in 4 orientations inside a zero border, with noise."""
-    labels = torch.randint(4, (n,), generator=generator)
-    rows, cols = torch.meshgrid(torch.arange(size), torch.arange(size), indexing="ij")
-    angle = torch.stack([rows, cols, rows + cols, rows - cols]).float()[labels]
-    phase = torch.rand(n, 1, 1, generator=generator) * 6.3
-    images = torch.sin(1.6 * angle + phase) + 0.6 * torch.randn(n, size, size, generator=generator)
-    images[:, [0, -1], :] = 0.0
-    images[:, :, [0, -1]] = 0.0
-    return split(images.unsqueeze(1), labels, 128)
-
-
-# --- regression data: targets from a teacher of the same architecture ----------------------
-
-
-def teacher_sequences(generator: torch.Generator, build, tokens: int = 6, width: int = 8) -> Data:
-    """Random token sequences; each token's target is a randomly initialised teacher's output."""
-    x = torch.randn(384, tokens, width, generator=generator)
-    teacher = build("cpu", generator)
-    with torch.no_grad():
-        y = teacher(x)
-    return split(x, y / y.std(), 256)
-
-
-# --- the models ----------------------------------------------------------------------------
-
-
-class OrthoMLP(nn.Module):
-    """A three-layer MLP whose middle layer starts orthogonal (Q from a QR decomposition)."""
-
-    def __init__(self, generator: torch.Generator, features: int = 10, hidden: int = 24) -> None:
+    def __init__(
+        self,
+        optimizer: str = "Adam",
+        lr: float = 1e-2,
+        weight_decay: float = 0.0,
+        eps: float = 1e-8,
+        foreach: bool = False,
+    ) -> None:
         super().__init__()
-        self.inp = linear(features, hidden, generator)
-        self.mid = linear(hidden, hidden, generator)
-        q = torch.linalg.qr(torch.randn(hidden, hidden, generator=generator)).Q
-        self.mid.weight = nn.Parameter(q)
-        self.out = linear(hidden, 4, generator)
+        self.optimizer, self.lr, self.weight_decay = optimizer, lr, weight_decay
+        self.eps, self.foreach, self.fused = eps, foreach, False
+
+    def configure_optimizer(self) -> torch.optim.Optimizer:
+        """The optimizer this model trains with (fused=True takes precedence over foreach)."""
+        options = {"lr": self.lr, "weight_decay": self.weight_decay, "eps": self.eps}
+        if self.fused:
+            options["fused"] = True
+        else:
+            options["foreach"] = self.foreach
+        return getattr(torch.optim, self.optimizer)(self.parameters(), **options)
+
+
+# --- the models -------------------------------------------------------------------------------
+
+
+class MLP(Trainable):
+    """A classifier: Linear layers with ReLU between them (sizes: inputs, hidden..., classes)."""
+
+    def __init__(
+        self,
+        generator: torch.Generator,
+        sizes: tuple[int, ...],
+        inplace: bool = False,
+        **recipe,
+    ) -> None:
+        super().__init__(**recipe)
+        pairs = zip(sizes[:-1], sizes[1:], strict=True)
+        self.layers = nn.ModuleList(linear(n_in, n_out, generator) for n_in, n_out in pairs)
+        self.act = nn.ReLU(inplace=inplace)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        return self.out(F.relu(self.mid(F.relu(self.inp(x)))))
+        x = x.to(self.layers[0].weight.dtype)  # the weights' dtype decides the compute dtype
+        for layer in self.layers[:-1]:
+            x = self.act(layer(x))
+        return self.layers[-1](x).float()
 
 
-def build_ortho_mlp(device: str, generator: torch.Generator) -> nn.Module:
-    """OrthoMLP on `device`."""
-    return OrthoMLP(generator).to(device)
+class ConvNet(Trainable):
+    """Two 3x3 convolutions over small images, the padded border zeroed, then a linear head."""
 
-
-class BagOfWords(nn.Module):
-    """Reviews as word counts times pretrained word vectors, then a score."""
-
-    def __init__(self, generator: torch.Generator, vocab: int = 40, dim: int = 16) -> None:
-        super().__init__()
-        # the vectors come from a tool that exports matrices column by column (Fortran order)
-        exported = torch.randn(dim, vocab, generator=generator) * 0.3
-        self.vectors = nn.Parameter(exported.T)
-        self.head = linear(dim, 1, generator)
-
-    def forward(self, counts: torch.Tensor) -> torch.Tensor:
-        return self.head(counts @ self.vectors).squeeze(-1)
-
-
-def build_bag_of_words(device: str, generator: torch.Generator) -> nn.Module:
-    """BagOfWords on `device`."""
-    return BagOfWords(generator).to(device)
-
-
-class BorderCNN(nn.Module):
-    """Two 3x3 convolutions in channels_last (fast on GPUs), zeroing the padded border."""
-
-    def __init__(self, generator: torch.Generator, channels: int = 6, size: int = 8) -> None:
-        super().__init__()
-        self.conv1 = nn.utils.skip_init(nn.Conv2d, 1, channels, 3, padding=1)
-        self.conv2 = nn.utils.skip_init(nn.Conv2d, channels, channels, 3, padding=1)
+    def __init__(
+        self,
+        generator: torch.Generator,
+        channels: tuple[int, int],
+        size: int,
+        classes: int = 4,
+        inplace: bool = False,
+        clip: float = 0.0,
+        **recipe,
+    ) -> None:
+        super().__init__(**recipe)
+        self.conv1 = nn.utils.skip_init(nn.Conv2d, 1, channels[0], 3, padding=1)
+        self.conv2 = nn.utils.skip_init(nn.Conv2d, channels[0], channels[1], 3, padding=1)
         for conv in (self.conv1, self.conv2):
             bound = (conv.in_channels * 9) ** -0.5
             with torch.no_grad():
                 conv.weight.uniform_(-bound, bound, generator=generator)
                 conv.bias.zero_()
-        self.act = nn.ReLU(inplace=True)
-        self.head = linear(channels, 4, generator)
+        self.act = nn.ReLU(inplace=inplace)
+        self.head = linear(channels[1], classes, generator)
         border = torch.ones(1, 1, size, size, dtype=torch.bool)
         border[..., 1:-1, 1:-1] = False
         self.register_buffer("border", border)
-        self.memory_format = torch.channels_last
+        self.clip = clip  # 0: no clipping
+        self.memory_format = torch.contiguous_format
+
+    def mask_border(self, h: torch.Tensor) -> torch.Tensor:
+        """Zero the padded border of each feature map, in place."""
+        return h.masked_fill_(self.border, 0.0)
+
+    def clip_activations(self, h: torch.Tensor) -> torch.Tensor:
+        """Keep activations within [-clip, clip], in place (for stability)."""
+        return h.clamp_(-self.clip, self.clip) if self.clip else h
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        h = x.contiguous(memory_format=self.memory_format)
+        h = x.to(self.conv1.weight.dtype).contiguous(memory_format=self.memory_format)
         for conv in (self.conv1, self.conv2):
-            h = self.act(conv(h).masked_fill_(self.border, 0.0))
-        return self.head(h.mean(dim=(2, 3)))
-
-
-def build_border_cnn(device: str, generator: torch.Generator) -> nn.Module:
-    """BorderCNN on `device`, its weights in channels_last."""
-    return BorderCNN(generator).to(device).to(memory_format=torch.channels_last)
-
-
-class FusedQKV(nn.Module):
-    """Single-head attention whose q, k, v weights are slices of one fused checkpoint tensor."""
-
-    def __init__(self, fused: torch.Tensor, generator: torch.Generator) -> None:
-        super().__init__()
-        width = fused.shape[1]
-        # views into the fused tensor: no copy, and the checkpoint stays one tensor
-        self.wq = nn.Parameter(fused[:width])
-        self.wk = nn.Parameter(fused[width : 2 * width])
-        self.wv = nn.Parameter(fused[2 * width :])
-        self.head = linear(width, 1, generator).to(fused.device)
-
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        q, k, v = F.linear(x, self.wq), F.linear(x, self.wk), F.linear(x, self.wv)
-        weights = torch.softmax(q @ k.transpose(1, 2) * q.shape[-1] ** -0.5, dim=-1)
-        return self.head(weights @ v).squeeze(-1)
-
-
-def build_fused_qkv(device: str, generator: torch.Generator, width: int = 8) -> nn.Module:
-    """FusedQKV on `device` (the fused tensor is created there, then sliced)."""
-    fused = (torch.randn(3 * width, width, generator=generator) * width**-0.5).to(device)
-    return FusedQKV(fused, generator)
-
-
-class HalfMLP(nn.Module):
-    """A three-layer MLP kept in bfloat16 to halve its memory."""
-
-    def __init__(self, generator: torch.Generator, features: int = 10, hidden: int = 32) -> None:
-        super().__init__()
-        self.inp = linear(features, hidden, generator)
-        self.mid = linear(hidden, hidden, generator)
-        self.out = linear(hidden, 4, generator)
-
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        x = x.to(self.inp.weight.dtype)
-        return self.out(F.relu(self.mid(F.relu(self.inp(x))))).float()
-
-
-def build_half_mlp(device: str, generator: torch.Generator) -> nn.Module:
-    """HalfMLP on `device`, in bfloat16."""
-    return HalfMLP(generator).to(device, torch.bfloat16)
+            h = self.act(self.clip_activations(self.mask_border(conv(h))))
+        return self.head(h.mean(dim=(2, 3))).float()
 
 
 def split_heads(t: torch.Tensor, heads: int) -> torch.Tensor:
@@ -208,25 +147,138 @@ def split_heads(t: torch.Tensor, heads: int) -> torch.Tensor:
     return t.unflatten(-1, (heads, -1)).transpose(1, 2)
 
 
-class BiasedHeads(nn.Module):
-    """Two-head attention with a learned per-head query bias (Transformer-XL style)."""
+class Attention(Trainable):
+    """Causal multi-head self-attention over token sequences, one score per token."""
 
-    def __init__(self, generator: torch.Generator, width: int = 8, heads: int = 2) -> None:
-        super().__init__()
-        self.heads = heads
-        self.q, self.k, self.v = (linear(width, width, generator) for _ in range(3))
-        self.query_bias = nn.Parameter(torch.randn(heads, 1, width // heads, generator=generator))
+    def __init__(
+        self,
+        generator: torch.Generator,
+        width: int,
+        heads: int,
+        tokens: int,
+        query_bias: bool = False,
+        softcap: float = 0.0,
+        **recipe,
+    ) -> None:
+        super().__init__(**recipe)
+        self.heads, self.softcap = heads, softcap
+        scale = width**-0.5
+        self.wq, self.wk, self.wv = (
+            nn.Parameter(torch.randn(width, width, generator=generator) * scale) for _ in range(3)
+        )
+        bias = torch.randn(heads, 1, width // heads, generator=generator) * 0.5
+        self.query_bias = nn.Parameter(bias) if query_bias else None
         self.head = linear(width, 1, generator)
-        self.split_heads = split_heads
+        self.register_buffer("future", torch.ones(tokens, tokens, dtype=torch.bool).triu(1))
+
+    def add_query_bias(self, q: torch.Tensor) -> torch.Tensor:
+        """A learned bias per head, added to the queries in place (Transformer-XL style)."""
+        return q.add_(self.query_bias)
+
+    def scale(self, q: torch.Tensor) -> torch.Tensor:
+        """Queries scaled by 1/sqrt(head width), in place: saves a temporary."""
+        return q.mul_(q.shape[-1] ** -0.5)
+
+    def cap(self, scores: torch.Tensor) -> torch.Tensor:
+        """Scores kept within [-softcap, softcap], in place."""
+        return scores.clamp_(-self.softcap, self.softcap)
+
+    def mask_future(self, scores: torch.Tensor) -> torch.Tensor:
+        """No token attends to later tokens: their scores become -1e9, in place."""
+        return scores.masked_fill_(self.future, -1e9)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        q, k, v = (self.split_heads(f(x), self.heads) for f in (self.q, self.k, self.v))
-        q.add_(self.query_bias).mul_(q.shape[-1] ** -0.5)  # in place: saves a temporary
-        weights = torch.softmax(q @ k.transpose(-2, -1), dim=-1)
-        mixed = (weights @ v).transpose(1, 2).flatten(2)
-        return self.head(mixed).squeeze(-1)
+        x = x.to(self.wq.dtype)
+        q, k, v = (split_heads(F.linear(x, w), self.heads) for w in (self.wq, self.wk, self.wv))
+        if self.query_bias is not None:
+            q = self.add_query_bias(q)
+        scores = self.scale(q) @ k.transpose(-2, -1)  # (batch, heads, tokens, tokens)
+        if self.softcap:
+            scores = self.cap(scores)
+        weights = torch.softmax(self.mask_future(scores), dim=-1)
+        mixed = (weights @ v).transpose(1, 2).flatten(2)  # (batch, tokens, width)
+        return self.head(mixed).squeeze(-1).float()
 
 
-def build_biased_heads(device: str, generator: torch.Generator) -> nn.Module:
-    """BiasedHeads on `device`."""
-    return BiasedHeads(generator).to(device)
+class BagOfWords(Trainable):
+    """Reviews as word counts times word vectors, then a score."""
+
+    def __init__(self, generator: torch.Generator, vocab: int, dim: int, **recipe) -> None:
+        super().__init__(**recipe)
+        self.vectors = nn.Parameter(torch.randn(vocab, dim, generator=generator) * 0.3)
+        self.head = linear(dim, 1, generator)
+
+    def forward(self, counts: torch.Tensor) -> torch.Tensor:
+        return self.head(counts.to(self.vectors.dtype) @ self.vectors).squeeze(-1).float()
+
+
+# --- the habits: what users do to their weights once the model is on its device --------------
+
+
+def load_transposed(shape: tuple[int, int], generator: torch.Generator, device) -> nn.Parameter:
+    """A weight from a checkpoint that stores matrices (in, out), as JAX/Flax does: `.T` of it."""
+    exported = torch.randn(shape[1], shape[0], generator=generator) * shape[1] ** -0.5
+    return nn.Parameter(exported.to(device).T)
+
+
+def keep_even_inputs(shape: tuple[int, int], generator: torch.Generator, device) -> nn.Parameter:
+    """A weight cut from a layer trained on twice the inputs, keeping the even-numbered ones."""
+    wide = torch.randn(shape[0], 2 * shape[1], generator=generator) * shape[1] ** -0.5
+    return nn.Parameter(wide.to(device)[:, ::2])
+
+
+def share_one_buffer(model: nn.Module, names: tuple[str, ...]) -> None:
+    """Re-home the named parameters as views of one flat buffer (one allocation, one copy)."""
+    params = [model.get_parameter(name) for name in names]
+    flat = torch.cat([p.detach().reshape(-1) for p in params])
+    start = 0
+    for name, param in zip(names, params, strict=True):
+        view = flat[start : start + param.numel()].view(param.shape)
+        owner, _, attribute = name.rpartition(".")
+        setattr(model.get_submodule(owner), attribute, nn.Parameter(view))
+        start += param.numel()
+
+
+# --- data ---------------------------------------------------------------------------------------
+
+
+def teacher_blobs(
+    generator: torch.Generator, n: int, features: int, classes: int, unused: int = 0
+) -> Data:
+    """Gaussian inputs labelled by a random one-hidden-layer ReLU teacher (3/4 for training);
+    the last `unused` features are always 0 (slots kept for later data)."""
+    x = torch.randn(n, features, generator=generator)
+    x[:, features - unused :] = 0.0
+    hidden = torch.randn(features, 2 * features, generator=generator)
+    teacher = torch.randn(2 * features, classes, generator=generator)
+    return split(x, ((x @ hidden).relu() @ teacher).argmax(1), 3 * n // 4)
+
+
+def reviews(generator: torch.Generator, n: int, vocab: int, unused: int) -> Data:
+    """Bag-of-words counts scored by word sentiment; the last `unused` words never occur."""
+    words = torch.randint(vocab - unused, (n, 12), generator=generator)
+    counts = torch.zeros(n, vocab).scatter_add_(1, words, torch.ones(words.shape))
+    sentiment = torch.randn(vocab, generator=generator)
+    scores = torch.tanh(counts @ sentiment / 3)
+    return split(counts, scores / scores.std(), 3 * n // 4)
+
+
+def stripes(generator: torch.Generator, n: int, size: int) -> Data:
+    """Images of noisy stripes in 4 orientations inside a zero border (half for training)."""
+    labels = torch.randint(4, (n,), generator=generator)
+    rows, cols = torch.meshgrid(torch.arange(size), torch.arange(size), indexing="ij")
+    angle = torch.stack([rows, cols, rows + cols, rows - cols]).float()[labels]
+    phase = torch.rand(n, 1, 1, generator=generator) * 6.3
+    images = torch.sin(1.6 * angle + phase) + 0.6 * torch.randn(n, size, size, generator=generator)
+    images[:, [0, -1], :] = 0.0
+    images[:, :, [0, -1]] = 0.0
+    return split(images.unsqueeze(1), labels, n // 2)
+
+
+def teacher_sequences(generator: torch.Generator, n: int, teacher: nn.Module, width: int) -> Data:
+    """Random token sequences; each token's target is a teacher network's output."""
+    tokens = teacher.future.shape[0]
+    x = torch.randn(n, tokens, width, generator=generator)
+    with torch.no_grad():
+        y = teacher(x)
+    return split(x, y / y.std(), 3 * n // 4)

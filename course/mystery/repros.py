@@ -1,136 +1,152 @@
-"""Reference reproductions: one op, one output layout, the emulated device against the CPU.
+"""Reference reproductions, written out as the code a learner would write.
 
-Each is the isolation pattern of notebook 03 reduced to a function: lay out a *non-constant*
-output the way the bug needs, run the one in-place op on the emulated device and on the CPU,
-and report whether the results differ. The CPU is the working sibling: the emulated kernels run
-the CPU's own arithmetic, so on a healthy device the two agree bit for bit.
+Each is notebook 03's isolation pattern reduced to one function: make *non-constant* values on
+the CPU, give the output the property the condition needs (a layout, a size, a broadcast
+operand, a negative scalar...), run the one op on the device and on the CPU, and compare
+exactly. The CPU is the working sibling: the emulated kernels run the CPU's own arithmetic, so
+on a healthy device the two agree bit for bit. Inputs are made on the CPU and moved with
+`.to(DEVICE)`, so no other device kernel runs (see check_repro's decoy device).
+
+`reference_repro(op, trigger)` returns the source of `repro() -> bool`; an instructor reads it
+in `case.answer()`, and the case runs it (compiled once) in its tests.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import textwrap
 
-import torch
+from course.mystery.conditions import LAYOUT_KINDS, Trigger
 
-from course import emps
-from course.layout.named import laid_out
-
-InPlace = Callable[[torch.Tensor], object]
-
-
-def differs(
-    op: InPlace,
-    layout: str,
-    shape: tuple[int, ...],
-    dtype: torch.dtype = torch.float32,
-    shift: float = 2.0,
-) -> bool:
-    """Whether `op` on an output of a named `layout` gives other values on the device than on CPU.
-
-    The values are random around `shift`: non-zero by default, so "wrote nothing" is visible.
-    """
-    values = (torch.randn(shape) + shift).to(dtype)
-    on_cpu = laid_out(values, layout)
-    op(on_cpu)
-    on_device = laid_out(values, layout, emps.DEVICE)
-    op(on_device)
-    return not torch.equal(on_device.cpu(), on_cpu)
-
-
-# The ops as the scenarios call them; the extra inputs are made on the output's device.
-def lerp(out: torch.Tensor) -> None:
-    """Adam's first moment: exp_avg.lerp_(grad, 1 - beta1)."""
-    out.lerp_(torch.full_like(out, 0.5), 0.1)
-
-
-def addcdiv(out: torch.Tensor) -> None:
-    """Adam's update: param.addcdiv_(exp_avg, denom, value=-lr)."""
-    out.addcdiv_(torch.full_like(out, 0.3), torch.full_like(out, 2.0), value=-0.5)
-
-
-def add_scalar(out: torch.Tensor) -> None:
-    """Adam's denominator: denom.add_(eps)."""
-    out.add_(0.25)
-
-
-def add_tensor(out: torch.Tensor) -> None:
-    """A bias added in place: q.add_(bias)."""
-    out.add_(torch.full_like(out, 0.25))
+# family -> (extra CPU inputs: name -> expression of SHAPE, the call on `out` with {name}s)
+_CALLS: dict[str, tuple[dict[str, str], str]] = {
+    "lerp": ({"end": "torch.randn(SHAPE)"}, "out.lerp_({end}, 0.1)"),
+    "addcdiv": (
+        {"t1": "torch.randn(SHAPE)", "t2": "torch.rand(SHAPE) + 1"},
+        "out.addcdiv_({t1}, {t2}, value=0.5)",
+    ),
+    "addcmul": (
+        {"t1": "torch.randn(SHAPE)", "t2": "torch.randn(SHAPE)"},
+        "out.addcmul_({t1}, {t2}, value=0.3)",
+    ),
+    "add": ({"other": "torch.randn(SHAPE)"}, "out.add_({other})"),
+    "mul": ({}, "out.mul_(0.5)"),
+    "relu": ({}, "out.relu_()"),
+    "masked_fill": ({"mask": "torch.rand(SHAPE) < 0.5"}, "out.masked_fill_({mask}, 0.0)"),
+    "clamp": ({}, "out.clamp_(0.5, 2.5)"),
+}
+# calls that need something else under some conditions
+_SPECIAL: dict[tuple[str, str], tuple[dict[str, str], str]] = {
+    ("add", "broadcast-input"): ({"bias": "torch.randn(COLS)"}, "out.add_({bias})"),
+    ("mul", "broadcast-input"): ({"gain": "torch.randn(COLS)"}, "out.mul_({gain})"),
+    ("masked_fill", "broadcast-input"): (
+        {"mask": "torch.arange(COLS) % 3 == 0"},
+        "out.masked_fill_({mask}, 0.0)",
+    ),
+    ("addcmul", "aliased-input"): (
+        {"g": "torch.randn(SHAPE)"},
+        "out.addcmul_({g}, {g}, value=0.3)",
+    ),
+    ("masked_fill", "negative-scalar"): (
+        {"mask": "torch.rand(SHAPE) < 0.5"},
+        "out.masked_fill_({mask}, -5.0)",
+    ),
+    ("clamp", "negative-scalar"): ({}, "out.clamp_(-1.0, 1.0)"),
+    ("add", "tiny-scalar"): ({}, "out.add_(1e-08)"),
+}
+_SHAPES = {"permuted": (3, 4, 5), "channels-last": (2, 3, 4, 5)}
+_FOREACH_SCALARS = {"mul": "0.5"}  # foreach ops whose only extra argument is a number
 
 
-def mul(out: torch.Tensor) -> None:
-    """A scale in place: q.mul_(scale), or AdamW's param.mul_(1 - lr * wd)."""
-    out.mul_(0.5)
+def _shape(trigger: Trigger) -> tuple[int, ...]:
+    if trigger.kind == "large":
+        return (trigger.bound // 64 + 16, 64)
+    if trigger.kind == "long-dim":
+        return (trigger.bound + 16, 8)
+    if trigger.kind == "unaligned":
+        return (6, 30)
+    return _SHAPES.get(trigger.kind, (6, 8))
 
 
-def relu(out: torch.Tensor) -> None:
-    """nn.ReLU(inplace=True)."""
-    out.relu_()
+def _call(family: str, kind: str) -> tuple[dict[str, str], str]:
+    return _SPECIAL.get((family, kind), _CALLS[family])
 
 
-def masked_fill(out: torch.Tensor) -> None:
-    """Zeroing a masked region in place."""
-    out.masked_fill_(out > 2.0, 0.0)
+def _values(family: str, trigger: Trigger, shape: tuple[int, ...]) -> str:
+    """The output's starting values: non-zero (a lost write shows), both signs for relu."""
+    if trigger.kind == "tiny-scalar":
+        return f"torch.zeros{shape}"  # where an epsilon matters: exactly zero
+    text = f"torch.randn{shape}" if family in ("relu", "clamp") else f"torch.randn{shape} + 2"
+    return f"({text}).to(torch.bfloat16)" if trigger.kind == "bfloat16" else text
 
 
-# --- the reference repro of each case (named, so an instructor can read their source) --------
+def _inputs(inputs: dict[str, str], shape: tuple[int, ...], bf16: bool) -> list[str]:
+    lines = []
+    for name, expression in inputs.items():
+        text = expression.replace("SHAPE", repr(shape)[1:-1]).replace("COLS", str(shape[-1]))
+        if bf16 and name != "mask":
+            text = f"({text}).to(torch.bfloat16)"
+        lines.append(f"{name} = {text}")
+    return lines
 
 
-def lerp_on_transposed() -> bool:
-    """lerp_ into a column-major 2-D output."""
-    return differs(lerp, "transposed", (6, 4))
+def reference_repro(family: str, trigger: Trigger) -> str:
+    """The source of `repro() -> bool` for `family`'s in-place op under `trigger`."""
+    if trigger.kind == "foreach":
+        return _foreach_repro(family, trigger)
+    shape = _shape(trigger)
+    inputs, call = _call(family, trigger.kind)
+    on_cpu = call.format(**{name: name for name in inputs})
+    on_device = call.format(**{name: f"d_{name}" for name in inputs})
+    layout = trigger.kind if trigger.kind in LAYOUT_KINDS else "contiguous"
+    body = [
+        f"values = {_values(family, trigger, shape)}",
+        *_inputs(inputs, shape, trigger.kind == "bfloat16"),
+        f'expected = laid_out(values, "{layout}")  # the CPU: the working sibling',
+        on_cpu.replace("out.", "expected.", 1),
+        *(f"d_{name} = {name}.to(DEVICE)" for name in inputs),
+    ]
+    if trigger.kind == "repeat-call":  # a first call of the same shape fills the kernel's cache
+        body += [
+            "first = (torch.randn_like(values) + 2).to(DEVICE)",
+            on_device.replace("out.", "first.", 1),
+        ]
+    body += [
+        f'out = laid_out(values, "{layout}", DEVICE)',
+        on_device,
+        "return not torch.equal(out.cpu(), expected)",
+    ]
+    return _function(f"{family}_ on {trigger.describe()}", body)
 
 
-def addcdiv_on_channels_last() -> bool:
-    """addcdiv_ into a channels_last 4-D output."""
-    return differs(addcdiv, "channels-last", (2, 3, 4, 5))
+def _foreach_repro(family: str, trigger: Trigger) -> str:
+    count = trigger.bound + 2
+    inputs, call = _CALLS[family]
+    lists = [
+        f"{name}s = [{expr.replace('SHAPE', '4, 8')} for _ in range({count})]"
+        for name, expr in inputs.items()
+    ]
+    if family in _FOREACH_SCALARS:
+        arguments = _FOREACH_SCALARS[family]
+    else:
+        scalar = call.rpartition(", ")[2].rstrip(")")
+        arguments = ", ".join([*(f"[t.to(DEVICE) for t in {name}s]" for name in inputs), scalar])
+    per_tensor = call.replace("out.", "o.", 1).format(**{name: f"{name}s[i]" for name in inputs})
+    body = [
+        f"values = [torch.randn(4, {8}) + 2 for _ in range({count})]",
+        *lists,
+        "expected = [v.clone() for v in values]",
+        "for i, o in enumerate(expected):  # the CPU, one tensor at a time",
+        f"    {per_tensor}",
+        "outs = [v.to(DEVICE) for v in values]",
+        f"torch._foreach_{family}_(outs, {arguments})",
+        "return any(not torch.equal(o.cpu(), e) for o, e in zip(outs, expected))",
+    ]
+    return _function(f"torch._foreach_{family}_ on a list of {count} tensors", body)
 
 
-def add_on_transposed() -> bool:
-    """add_ of a scalar into a column-major 2-D output."""
-    return differs(add_scalar, "transposed", (6, 4))
-
-
-def relu_on_channels_last() -> bool:
-    """relu_ of a channels_last 4-D tensor (values of both signs)."""
-    return differs(relu, "channels-last", (2, 3, 4, 5), shift=0.0)
-
-
-def masked_fill_on_channels_last() -> bool:
-    """masked_fill_ of a channels_last 4-D tensor."""
-    return differs(masked_fill, "channels-last", (2, 3, 4, 5))
-
-
-def lerp_on_channels_last() -> bool:
-    """lerp_ into a channels_last 4-D output."""
-    return differs(lerp, "channels-last", (2, 3, 4, 5))
-
-
-def mul_on_offset() -> bool:
-    """mul_ of a contiguous view that starts 7 elements into its storage."""
-    return differs(mul, "storage-offset", (4, 6))
-
-
-def addcdiv_on_offset() -> bool:
-    """addcdiv_ into a contiguous view that starts 7 elements into its storage."""
-    return differs(addcdiv, "storage-offset", (4, 6))
-
-
-def lerp_on_bfloat16() -> bool:
-    """lerp_ into a contiguous bfloat16 output."""
-    return differs(lerp, "contiguous", (6, 4), torch.bfloat16)
-
-
-def addcdiv_on_bfloat16() -> bool:
-    """addcdiv_ into a contiguous bfloat16 output."""
-    return differs(addcdiv, "contiguous", (6, 4), torch.bfloat16)
-
-
-def add_on_permuted() -> bool:
-    """add_ of a tensor into a permuted 3-D output."""
-    return differs(add_tensor, "permuted", (3, 4, 5))
-
-
-def mul_on_permuted() -> bool:
-    """mul_ of a permuted 3-D output."""
-    return differs(mul, "permuted", (3, 4, 5))
+def _function(what: str, body: list[str]) -> str:
+    doc = textwrap.wrap(f"The device against the CPU, exactly: {what}.", 88)
+    doc[0] = f'"""{doc[0]}'
+    doc[-1] += '"""'
+    lines = ["def repro() -> bool:", *(f"    {line}" for line in doc)]
+    return "\n".join([*lines, *(f"    {line}" for line in body)])

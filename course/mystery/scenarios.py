@@ -1,14 +1,17 @@
-"""The training scenarios of the mystery cases, and the report a run produces.
+"""A case's training run: the user's build code, seeded, trained full batch, and its report.
 
-A scenario is a model builder, a dataset and an optimizer, trained full-batch for a few dozen
-steps (about a second on the emulated device). `run` returns a `ScenarioReport`: the loss
-curve, a held-out metric, and for every parameter how much of it moved and how its norm changed,
-which is what a user looks at before they know what is wrong.
+A `Scenario` is a design (course.mystery.families) plus the seed of its data and initial
+weights. `run` builds the model with the design's own code (the code `case.source()` shows),
+optionally lets a learner's patch change it, trains it with the model's own recipe
+(`model.configure_optimizer()`) and returns a `ScenarioReport`: the loss curve, a held-out
+metric, and for every parameter how much of it moved, which is what a user looks at before they
+know what is wrong.
 """
 
 from __future__ import annotations
 
 import functools
+import linecache
 import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -20,41 +23,83 @@ from torch import nn
 from course import emps
 from course.errors import CourseError
 from course.mystery import models
+from course.mystery.families import Design
 from course.progressbar import Progress
 
 Patch = Callable[[nn.Module], nn.Module]
-# Every scenario trains on this seed's data and initial weights. tests/mystery verifies each
-# case's symptom, decoy and fix on exactly these runs, so every learner who opens a case sees a
-# run that is known to show it (the case seed only picks the case).
-SEED = 1
+# The names the user's build code may use (see families.Design.source).
+USER_NAMES = {
+    name: getattr(models, name)
+    for name in (
+        "MLP",
+        "ConvNet",
+        "Attention",
+        "BagOfWords",
+        "load_transposed",
+        "keep_even_inputs",
+        "share_one_buffer",
+        "teacher_blobs",
+        "reviews",
+        "stripes",
+        "teacher_sequences",
+    )
+}
+
+
+def compiled(source: str, label: str, names: dict[str, object]) -> dict[str, object]:
+    """Run generated code in a namespace of its own, registered so tracebacks show its lines."""
+    filename = f"<{label}>"
+    linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
+    namespace: dict[str, object] = {"torch": torch, "nn": nn, **names}
+    exec(compile(source, filename, "exec"), namespace)  # the course's own generated code
+    return namespace
+
+
+@functools.lru_cache(maxsize=256)
+def _user_code(source: str) -> dict[str, object]:
+    return compiled(source, "the user's code", USER_NAMES)
 
 
 @dataclass(frozen=True)
 class Scenario:
-    """One training setup: what model, on what data, with which optimizer, for how long."""
+    """One training setup: the user's design and the seed of its data and initial weights."""
 
-    name: str
-    description: str  # what the model is, in the user's words (never the habit that matters)
-    task: str  # "classify" (cross-entropy, accuracy) or "regress" (MSE, held-out loss)
-    build: Callable[[str, torch.Generator], nn.Module]
-    data: Callable[[torch.Generator], models.Data]
-    optimizer: Callable[[list[nn.Parameter]], torch.optim.Optimizer]
-    code: tuple[object, ...]  # the classes and functions a learner reads (and may patch)
-    steps: int = 40
+    design: Design
+    seed: int
 
-    def recipe(self) -> str:
-        """How it trains, in one line, read from the optimizer itself."""
-        optimizer = self.optimizer([nn.Parameter(torch.zeros(1))])
-        settings = ", ".join(f"{key}={optimizer.defaults[key]:g}" for key in ("lr", "weight_decay"))
-        loss = "cross-entropy" if self.task == "classify" else "mean squared error"
-        return f"{type(optimizer).__name__}({settings}), full batch, {self.steps} steps, {loss}"
+    @property
+    def steps(self) -> int:
+        """Full-batch training steps."""
+        return self.design.steps
+
+    @property
+    def task(self) -> str:
+        """ "classify" or "regress"."""
+        return self.design.task
+
+    def setup(self, device: str) -> tuple[nn.Module, models.Data]:
+        """The model on `device` and the data (on the CPU), both drawn from the seed."""
+        code = _user_code(self.design.source())
+        generator = torch.Generator().manual_seed(self.seed)
+        data = code["data"](generator)  # first: the model's numbers come after the data's
+        return code["build"](device, generator), data
+
+    def data(self) -> models.Data:
+        """The data alone (the same as `setup` draws)."""
+        return _user_code(self.design.source())["data"](torch.Generator().manual_seed(self.seed))
+
+    def loss(self, model: nn.Module, inputs: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
+        """The training loss of `model` on a batch: cross-entropy or mean squared error."""
+        output = model(inputs)
+        if self.task == "classify":
+            return F.cross_entropy(output, targets)
+        return F.mse_loss(output, targets)
 
 
 @dataclass
 class ScenarioReport:
     """What one run of a scenario showed."""
 
-    scenario: str
     device: str
     task: str
     losses: list[float]
@@ -68,9 +113,17 @@ class ScenarioReport:
         return self.losses[-1]
 
     @property
+    def first_bad_step(self) -> int | None:
+        """The first step (1-based) with a non-finite loss or one 1000x the first, if any."""
+        for step, value in enumerate(self.losses, 1):
+            if not math.isfinite(value) or value > 1e3 * self.losses[0]:
+                return step
+        return None
+
+    @property
     def blew_up(self) -> bool:
         """A non-finite loss, or one a thousand times the first step's."""
-        return any(not math.isfinite(x) or x > 1e3 * self.losses[0] for x in self.losses)
+        return self.first_bad_step is not None
 
     def frozen(self) -> list[str]:
         """Parameters of which not one element changed."""
@@ -80,12 +133,12 @@ class ScenarioReport:
         """A few lines a user would paste into a bug report."""
         metric = "held-out accuracy" if self.task == "classify" else "held-out loss"
         lines = [
-            f"{self.scenario} on {self.device}: loss {self.losses[0]:.4g} -> "
-            f"{self.final_loss:.4g} in {len(self.losses)} steps, {metric} {self.metric:.3g}",
-            f"  {'parameter':<14} {'moved':>7}  norm before -> after",
+            f"on {self.device}: loss {self.losses[0]:.4g} -> {self.final_loss:.4g} in "
+            f"{len(self.losses)} steps, {metric} {self.metric:.3g}",
+            f"  {'parameter':<16} {'moved':>7}  norm before -> after",
         ]
         lines += [
-            f"  {name:<14} {self.moved[name]:7.1%}  {before:.4g} -> {after:.4g}"
+            f"  {name:<16} {self.moved[name]:7.1%}  {before:.4g} -> {after:.4g}"
             for name, (before, after) in self.norms.items()
         ]
         return "\n".join(lines)
@@ -94,150 +147,73 @@ class ScenarioReport:
         return self.summary()
 
 
-def adam(params, lr: float = 1e-2) -> torch.optim.Optimizer:
-    """Adam as most people use it (single-tensor path, so every kernel call is visible)."""
-    return torch.optim.Adam(params, lr=lr, foreach=False)
-
-
-def adamw(params) -> torch.optim.Optimizer:
-    """AdamW with weight decay."""
-    return torch.optim.AdamW(params, lr=3e-2, weight_decay=0.1, foreach=False)
-
-
-SCENARIOS: dict[str, Scenario] = {
-    s.name: s
-    for s in (
-        Scenario(
-            "ortho-mlp",
-            "a three-layer MLP classifier",
-            "classify",
-            models.build_ortho_mlp,
-            models.teacher_blobs,
-            adam,
-            (models.OrthoMLP, models.build_ortho_mlp),
-        ),
-        Scenario(
-            "bag-of-words",
-            "a review scorer on word counts and pretrained word vectors",
-            "regress",
-            models.build_bag_of_words,
-            models.reviews,
-            adam,
-            (models.BagOfWords, models.build_bag_of_words),
-            steps=30,
-        ),
-        Scenario(
-            "border-cnn",
-            "a small CNN classifying striped images",
-            "classify",
-            models.build_border_cnn,
-            models.stripes,
-            functools.partial(adam, lr=2e-2),
-            (models.BorderCNN, models.build_border_cnn),
-            steps=30,
-        ),
-        Scenario(
-            "fused-qkv",
-            "a one-head attention regressor loaded from a checkpoint",
-            "regress",
-            models.build_fused_qkv,
-            lambda g: models.teacher_sequences(g, models.build_fused_qkv),
-            adamw,
-            (models.FusedQKV, models.build_fused_qkv),
-        ),
-        Scenario(
-            "half-mlp",
-            "a three-layer MLP classifier, memory-saving version",
-            "classify",
-            models.build_half_mlp,
-            models.teacher_blobs,
-            adam,
-            (models.HalfMLP, models.build_half_mlp),
-        ),
-        Scenario(
-            "biased-heads",
-            "a two-head attention regressor with a learned query bias",
-            "regress",
-            models.build_biased_heads,
-            lambda g: models.teacher_sequences(g, models.build_biased_heads),
-            functools.partial(adam, lr=2e-2),
-            (models.split_heads, models.BiasedHeads, models.build_biased_heads),
-        ),
-    )
-}
+def _values(model: nn.Module) -> dict[str, torch.Tensor]:
+    return {name: p.detach().cpu().double().clone() for name, p in model.named_parameters()}
 
 
 def _patched(model: nn.Module, patch: Patch, device: str) -> nn.Module:
-    """Apply a learner's patch, refusing one that changes the model's parameters or device."""
-    shapes = {name: p.shape for name, p in model.named_parameters()}
+    """Apply a learner's patch: same parameters, same initial values, on the same device."""
+    before = _values(model)
+    kinds = {type(p) for p in model.parameters()}
     patched = patch(model)
     if not isinstance(patched, nn.Module):
         raise CourseError(f"your patch returned {type(patched).__name__}: return the model")
-    new_shapes = {name: p.shape for name, p in patched.named_parameters()}
-    if new_shapes != shapes:
+    after = {name: p for name, p in patched.named_parameters()}
+    if {n: p.shape for n, p in after.items()} != {n: p.shape for n, p in before.items()}:
         raise CourseError(
             "your patch changed the model's parameters (names or shapes): fix the layout, "
             "keep the model"
         )
-    devices = {p.device.type for p in patched.parameters()}
+    devices = {p.device.type for p in after.values()}
     if devices != {torch.device(device).type}:
         raise CourseError(
             f"your patch moved parameters to {sorted(devices)}: the fix must run on {device} "
             "(moving to the CPU changes two variables at once)"
         )
+    odd = sorted({type(p).__name__ for p in after.values()} - {k.__name__ for k in kinds})
+    if odd:
+        raise CourseError(
+            f"your patch turned parameters into {', '.join(odd)}: a tensor subclass that "
+            "intercepts the ops changes the device, not the model"
+        )
+    changed = [n for n, p in _values(patched).items() if not torch.equal(p, before[n])]
+    if changed:
+        raise CourseError(
+            f"your patch changed the initial values of {', '.join(changed)}: a fix starts from "
+            "the model's own initialisation (no weights from elsewhere); change how tensors are "
+            "stored or computed, not their values"
+        )
     return patched
-
-
-def _snapshot(model: nn.Module) -> dict[str, torch.Tensor]:
-    return {name: p.detach().float().cpu().clone() for name, p in model.named_parameters()}
-
-
-def setup(scenario: Scenario, seed: int, device: str) -> tuple[nn.Module, models.Data]:
-    """The scenario's model on `device` and its data (on the CPU), both drawn from `seed`."""
-    generator = torch.Generator().manual_seed(seed)
-    data = scenario.data(generator)  # first: the model's numbers come after the data's
-    return scenario.build(device, generator), data
-
-
-def data_of(scenario: Scenario, seed: int) -> models.Data:
-    """The scenario's data alone (the same as `setup` draws)."""
-    return scenario.data(torch.Generator().manual_seed(seed))
-
-
-def loss(
-    scenario: Scenario, model: nn.Module, inputs: torch.Tensor, targets: torch.Tensor
-) -> torch.Tensor:
-    """The scenario's training loss of `model` on a batch."""
-    output = model(inputs)
-    if scenario.task == "classify":
-        return F.cross_entropy(output, targets)
-    return F.mse_loss(output, targets)
 
 
 def run(
     scenario: Scenario,
-    seed: int,
     device: str = emps.DEVICE,
     patch: Patch | None = None,
     progress: Progress | None = None,
 ) -> ScenarioReport:
     """Train a scenario once, full batch, on `device` (under the active emulated backend)."""
-    model, data = setup(scenario, seed, device)
+    model, data = scenario.setup(device)
     if patch is not None:
         model = _patched(model, patch, device)
-    before = _snapshot(model)
-    optimizer = scenario.optimizer(list(model.parameters()))
+    before = {name: p.detach().float().cpu().clone() for name, p in model.named_parameters()}
+    optimizer = model.configure_optimizer()
+    if not type(optimizer).__module__.startswith("torch.optim"):
+        raise CourseError(
+            f"the model's configure_optimizer returned a {type(optimizer).__name__}: a fix may "
+            "choose torch's optimizer and its options (foreach, fused...), not replace it"
+        )
     x, y = data.x.to(device), data.y.to(device)
     losses = []
     for step in range(scenario.steps):
         optimizer.zero_grad()
-        value = loss(scenario, model, x, y)
+        value = scenario.loss(model, x, y)
         value.backward()
         optimizer.step()
         losses.append(value.item())
         if progress is not None:
             progress(step + 1, scenario.steps, f"loss {losses[-1]:.4g}")
-    after = _snapshot(model)
+    after = {name: p.detach().float().cpu() for name, p in model.named_parameters()}
     with torch.no_grad():
         output = model(data.x_test.to(device)).float().cpu()
     if scenario.task == "classify":
@@ -245,7 +221,6 @@ def run(
     else:
         metric = F.mse_loss(output, data.y_test).item()
     return ScenarioReport(
-        scenario.name,
         device,
         scenario.task,
         losses,

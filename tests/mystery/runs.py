@@ -1,22 +1,27 @@
-"""Shared runs for the mystery tests: each scenario run once per bug, cached for the session."""
+"""Helpers for the mystery tests: seeds that cover every condition, cases that never train."""
 
 from __future__ import annotations
 
 import functools
 
-from course import emps
-from course.mystery.bugs import PlantedBug, planted_backend
-from course.mystery.case import _bug_free_run
-from course.mystery.scenarios import SCENARIOS, SEED, ScenarioReport, run
+from course.mystery.case import Case, Measured
+from course.mystery.conditions import CONDITIONS, DECOY_ONLY
+from course.mystery.generate import CaseSpec, generate
+
+PLANTED_KINDS = tuple(kind for kind in CONDITIONS if kind not in DECOY_ONLY)
 
 
 @functools.cache
-def planted_run(scenario: str, bug: PlantedBug) -> ScenarioReport:
-    """A scenario on the device with one planted bug."""
-    with emps.use_backend(planted_backend(bug)):
-        return run(SCENARIOS[scenario], SEED)
+def seed_for(kind: str) -> int:
+    """The first seed whose first draw plants a condition of this kind."""
+    return next(seed for seed in range(10_000) if generate(seed).bug.trigger.kind == kind)
 
 
-def clean_run(scenario: str) -> ScenarioReport:
-    """A scenario on the bug-free device (the same cache the fix checker uses)."""
-    return _bug_free_run(scenario)
+def spec_for(kind: str) -> CaseSpec:
+    """That seed's case."""
+    return generate(seed_for(kind))
+
+
+def untrained_case(spec: CaseSpec) -> Case:
+    """A Case for checkers that never train (check_repro, check_culprit): no measured runs."""
+    return Case(Measured(spec, None, None, ()))

@@ -1,185 +1,230 @@
-"""open_case and the Case API: seeds, the device context, the culprit checker, edge cases."""
+"""open_case and the three checks: a symptom on every sampled case, fixes that must change the
+model (never torch or the device), and a culprit that is found, not guessed."""
 
 from __future__ import annotations
 
 import pytest
 import torch
 
-from course import emps
+import course.mystery.case as case_module
+from course import emps, journal
 from course.errors import CourseError
 from course.exercises import instructor_mode
-from course.mystery import LAYOUT_CONDITIONS, OPS, open_case
-from course.mystery.case import SCAFFOLD, choose
-from course.mystery.cases import CASES, POOL
+from course.mystery import CONDITIONS, guard, hint, open_case
+from course.mystery.bugs import bug_free_backend
+from course.mystery.case import TRIES
+from course.mystery.generate import generate
+from course.mystery.hints import STEPS
+from tests.mystery.runs import spec_for, untrained_case
+
+# A sample that trains fast: four conditions, two families; each trains twice when opened.
+SAMPLE = (14, 19, 28, 34)
+CAUSE_WORDS = set(CONDITIONS) | {"transpos", "contiguous", "stride", "foreach", "lerp", "addc"}
+
+
+@pytest.fixture(autouse=True)
+def fresh(tmp_path, monkeypatch):
+    """A private journal and no progress on any case."""
+    monkeypatch.setenv(journal.ENV_DIR, str(tmp_path))
+    monkeypatch.setattr(case_module, "_PROGRESS", {})
 
 
 @pytest.fixture(scope="module")
-def case():
-    return open_case(5, case_id="case-01")  # lerp_ on transposed outputs
+def cases():
+    return {seed: open_case(seed) for seed in SAMPLE}
 
 
-def test_a_seed_always_opens_the_same_case_and_every_case_is_reachable():
-    assert open_case(42).id == open_case(42).id == choose(42).id
-    assert {choose(seed).id for seed in range(200)} == set(CASES)
+@pytest.mark.parametrize("seed", SAMPLE)
+def test_each_sampled_case_shows_a_symptom_on_its_first_draw(cases, seed):
+    found = case_module.measured(seed)
+    assert found.findings and found.spec == generate(seed)
+    text = (cases[seed].describe() + cases[seed].title).lower()
+    assert f"(seed {seed})" in text
+    assert not [word for word in CAUSE_WORDS if word in text], text
 
 
-def test_without_a_seed_a_random_one_is_chosen_and_kept():
-    case = open_case()
-    assert 0 <= case.seed < 1_000_000 and open_case(case.seed).id == case.id
+@pytest.mark.parametrize("seed", SAMPLE)
+def test_the_reference_fix_passes_and_no_fix_fails(cases, seed):
+    case = cases[seed]
+    verdict = case.check_fix(case._spec.fix_function())
+    assert verdict.passed, verdict
+    assert "still met its condition" in case.check_fix(lambda model: model).message
 
 
-@pytest.mark.parametrize("seed", [-1, 2**31, 1.5, "3", True])
+def _tensor_method(model):
+    torch.Tensor.addcdiv_ = lambda self, *args, **kwargs: self
+    return model
+
+
+def _torch_function(model):
+    original = torch.nn.functional.linear
+    torch.nn.functional.linear = lambda *args, **kwargs: original(*args, **kwargs)
+    return model
+
+
+def _library(model):
+    library = torch.library.Library("aten", "IMPL")
+    library.impl("addcdiv_", lambda self, *a, **k: self, "AutogradPrivateUse1")
+    _library.kept = library
+    return model
+
+
+class _Skip(torch.utils._python_dispatch.TorchDispatchMode):
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        return func(*args, **(kwargs or {}))
+
+
+def _mode(model):
+    _Skip().__enter__()
+    return model
+
+
+def _device_kernel(model):
+    emps.current_backend().overrides.kernel.__class__.__call__ = lambda self, call: None
+    return model
+
+
+@pytest.mark.parametrize(
+    "patch, names",
+    [
+        (_tensor_method, "torch.Tensor.addcdiv_"),
+        (_torch_function, "torch.nn.functional.linear"),
+        (_library, "torch.library registered a kernel"),
+        (_mode, "TorchDispatchMode"),
+        (_device_kernel, "PlantedKernel.__call__"),
+    ],
+)
+def test_a_fix_that_patches_torch_or_the_device_is_refused_and_undone(cases, patch, names):
+    verdict = cases[14].check_fix(patch)
+    assert not verdict.passed and "not torch or the device" in verdict.message, verdict
+    assert names in verdict.message and "put everything back" in verdict.message
+    assert guard.pristine().changes() == []
+
+
+def test_a_patch_made_before_the_check_is_refused_and_undone(cases):
+    original = torch.Tensor.lerp_
+    torch.Tensor.lerp_ = lambda self, *args: self
+    verdict = cases[14].check_fix(lambda model: model)
+    assert "Before the check: torch.Tensor.lerp_ was patched" in verdict.message
+    assert torch.Tensor.lerp_ is original
+
+
+def test_weights_trained_elsewhere_are_refused(cases):
+    def borrowed(model):
+        with torch.no_grad():
+            next(model.parameters()).add_(0.01)
+        return model
+
+    assert "initial values" in cases[14].check_fix(borrowed).message
+
+
+# --- the culprit --------------------------------------------------------------------------
+
+
+def _unlocked(kind):
+    case = untrained_case(spec_for(kind))
+    assert case.check_repro(spec_for(kind).repro_function()).passed
+    return case
+
+
+def test_the_culprit_waits_for_a_passing_repro():
+    spec = spec_for("large")
+    case = untrained_case(spec)
+    assert "first show the bug" in case.check_culprit(spec.bug.op, "large").message
+
+
+@pytest.mark.parametrize("spelling", ["{op}", "aten::{op}", "{name}", "torch.Tensor.{op}"])
+def test_the_right_culprit_passes_however_it_is_spelled(spelling):
+    case = _unlocked("large")
+    op = case._spec.bug.op
+    assert case.check_culprit(spelling.format(op=op, name=op.rstrip("_")), "large").passed
+
+
+def test_torchs_spelling_of_channels_last_is_accepted():
+    case = _unlocked("channels-last")
+    assert case.check_culprit(case._spec.bug.op, "channels_last").passed
+
+
+def test_a_wrong_pair_never_says_which_half_was_right_and_three_tries_end_it():
+    case = _unlocked("large")
+    op = case._spec.bug.op
+    other = "mul_" if op != "mul_" else "add_"
+    right_op = case.check_culprit(op, "long-dim").message.split(":")[0]
+    right_condition = case.check_culprit(other, "large").message
+    assert "1 try left" in right_condition and "2 tries left" in right_op
+    for message in (right_op, right_condition):
+        assert "op is right" not in message and "condition is right" not in message
+    case.check_culprit(other, "transposed")
+    stopped = case.check_culprit(op, "large")  # even the right answer: guessing is over
+    assert not stopped.passed and f"{TRIES} answers" in stopped.message
+
+
+@pytest.mark.parametrize(
+    "op, condition, says",
+    [
+        ("torch.lerp", "large", "out-of-place function"),
+        ("frobnicate_", "large", "not one of the suspects"),
+        ("lerp_", "diagonal", "case.conditions() lists them"),
+        (3, "large", "give the op's name as a string"),
+    ],
+)
+def test_odd_answers_are_a_not_yet_without_costing_a_try(op, condition, says):
+    case = _unlocked("large")
+    verdict = case.check_culprit(op, condition)
+    assert not verdict.passed and says in verdict.message
+    assert case._progress.wrong_culprits == 0
+
+
+def test_checks_are_journaled_and_carry_the_hint_line_until_a_hint_is_seen():
+    case = _unlocked("large")
+    message = case.check_culprit("mul_" if case._spec.bug.op != "mul_" else "add_", "large").message
+    assert "from course.mystery import hint; hint()" in message
+    assert hint().startswith("Hint 1/")
+    assert "hint()" not in case.check_culprit(case._spec.bug.op, "long-dim").message
+    names = [(e.exercise, e.event) for e in journal.load()]
+    assert ("10.repro", "check") in names and ("10.culprit", "check") in names
+    assert ("10.culprit", "hint") in names
+
+
+def test_blank_answers_are_not_attempted_yet():
+    case = untrained_case(spec_for("large"))
+    for verdict in (case.check_culprit(..., ...), case.check_repro(...), case.check_fix(...)):
+        assert "not attempted yet" in verdict.message
+    assert journal.load() == []
+
+
+# --- opening a case ------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("seed", [-1, 2**63, 1.5, "3", True])
 def test_bad_seeds_are_refused(seed):
     with pytest.raises(CourseError, match="seed"):
         open_case(seed)
 
 
-def test_the_case_describes_itself_without_naming_the_cause(case):
-    text = case.describe()
-    assert case.brief in text and "seed 5" in text and "case.source()" in text
-    assert "lerp" not in text and "transpos" not in text
-    assert "class OrthoMLP" in case.source() and "Adam(lr=0.01" in case.source()
-    assert all(name in case.layouts() for name in LAYOUT_CONDITIONS)
-
-
-def test_use_device_plants_the_bug_only_inside_the_block(case):
-    values = torch.randn(4, 3).T.contiguous().T
+def test_use_device_plants_the_bug_only_inside_the_block(cases):
+    case = cases[14]
+    repro = case._spec.repro_function()
     with case.use_device():
-        x = values.to(case.device)
-        x.lerp_(torch.zeros_like(x), 0.5)
-        assert torch.equal(x.cpu(), values)  # the write was lost
-    y = values.to(case.device)
-    with emps.use_profile("fixed-macos14"):
-        y.lerp_(torch.zeros_like(y), 0.5)
-    assert torch.equal(y.cpu(), values * 0.5)
-
-
-def test_model_optimizer_and_step_build_the_scenario(case):
+        assert repro()
+    with emps.use_backend(bug_free_backend()):
+        assert not repro()
     model = case.model()
-    assert model.mid.weight.stride() == (1, 24) and model.mid.weight.device.type == "emps"
-    optimizer = case.optimizer(model)
-    before = model.mid.weight.detach().cpu().clone()
-    loss = case.step(model, optimizer)
-    assert loss > 0 and torch.equal(model.mid.weight.detach().cpu(), before)
-    cpu = case.model(device="cpu")
-    case.step(cpu, case.optimizer(cpu))
-    assert not torch.equal(cpu.mid.weight.detach(), before)
+    assert model.vectors.device.type == "emps" and not model.vectors.is_contiguous()
+    assert case.step(model, case.optimizer(model)) > 0
 
 
-def test_run_scenario_prints_progress_and_refuses_other_devices(case, capsys):
-    report = case.run_scenario()
-    out = capsys.readouterr().out
-    assert (
-        "training ortho-mlp on emps:0" in out
-        and f"step  40/40  loss {report.final_loss:.4g}" in out
+def test_hints_come_in_steps_and_the_answer_is_for_instructors(cases):
+    case = cases[19]
+    assert case.hint().startswith("Hint 1/") and case.hint(len(STEPS)).startswith(
+        f"Hint {len(STEPS)}/"
     )
-    with pytest.raises(CourseError, match="device"):
-        case.run_scenario(device="cuda")
-
-
-def test_hints_come_in_steps(case):
-    first, second = case.hint(), case.hint()
-    assert first.startswith("Hint 1/") and second.startswith("Hint 2/")
-    assert case.hint(4).startswith("Hint 4/")
-    with pytest.raises(CourseError):
-        case.hint(99)
-
-
-# --- check_culprit ----------------------------------------------------------------------------
-
-
-@pytest.mark.parametrize("op", ["lerp_", "lerp", "aten::lerp_.Scalar", "torch.Tensor.lerp_"])
-def test_the_right_culprit_passes_however_the_op_is_spelled(case, op):
-    assert case.check_culprit(op, "transposed").passed
-
-
-def test_torchs_channels_last_spelling_names_the_channels_last_condition():
-    spec = next(spec for spec in POOL if spec.bug.condition == "channels-last")
-    assert open_case(0, case_id=spec.id).check_culprit(spec.bug.op, "channels_last").passed
-
-
-@pytest.mark.parametrize(
-    "op, layout, says",
-    [
-        ("addcdiv_", "transposed", "the op is not"),
-        ("lerp_", "any-non-contiguous", "narrower"),
-        ("lerp_", "step-sliced", "the layout condition is not"),
-        ("mul_", "channels-last", "neither"),
-    ],
-)
-def test_wrong_culprits_fail_and_say_which_half_is_wrong(case, op, layout, says):
-    verdict = case.check_culprit(op, layout)
-    assert not verdict.passed and says in verdict.message
-    assert "lerp_ on transposed" not in str(verdict)
-
-
-@pytest.mark.parametrize(
-    "op, layout, allowed",
-    [("frobnicate_", "transposed", OPS[0]), ("lerp_", "diagonal", LAYOUT_CONDITIONS[0])],
-)
-def test_unknown_values_are_course_errors_listing_the_choices(case, op, layout, allowed):
-    with pytest.raises(CourseError, match=allowed):
-        case.check_culprit(op, layout)
-
-
-def test_every_cases_culprit_is_a_valid_choice():
-    for spec in POOL:
-        case = open_case(0, case_id=spec.id)
-        assert case.check_culprit(spec.bug.op, spec.bug.condition).passed
-        assert not case.check_culprit(spec.decoy.op, spec.bug.condition).passed
-
-
-# --- what a learner copy (nothing attempted) and odd answers get -------------------------------
-
-
-def _scaffold(*args):
-    raise NotImplementedError(SCAFFOLD)
-
-
-def test_blank_answers_are_not_attempted_yet(case):
-    assert "not attempted yet" in case.check_culprit(..., ...).message
-    assert "not attempted yet" in case.check_repro(...).message
-    assert "not attempted yet" in case.check_fix(...).message
-    assert "not attempted yet" in case.check_repro(_scaffold).message
-    assert "not attempted yet" in case.check_fix(_scaffold).message
-
-
-def test_odd_repros_get_clear_verdicts(case):
-    assert "without calling it" in case.check_repro(True).message
-    assert "return True or False" in case.check_repro(lambda: "yes").message
-    assert "raised ZeroDivisionError" in case.check_repro(lambda: 1 / 0).message
-
-
-def test_a_repro_may_return_a_bool_tensor_and_use_the_case_device(case):
-    def repro():
-        with case.use_device():  # inside a check this is the device under test
-            x = torch.ones(4, 3).T.contiguous().T.to(case.device)
-            x.lerp_(torch.zeros_like(x), 0.5)
-            return (x.cpu() != 0.5).any()
-
-    assert case.check_repro(repro).passed
-
-
-def test_odd_patches_get_clear_verdicts(case):
-    assert "without calling it" in case.check_fix(3).message
-    assert "return the model" in case.check_fix(lambda m: None).message
-    assert "moved parameters" in case.check_fix(lambda m: m.to("cpu")).message
-    assert "parameters (names or shapes)" in case.check_fix(lambda m: torch.nn.Linear(2, 2)).message
-    assert "raised KeyError" in case.check_fix(lambda m: {}["x"]).message
-
-
-# --- instructor mode ---------------------------------------------------------------------------
-
-
-def test_answer_is_for_instructors_only(case):
     instructor_mode(False)
     with pytest.raises(CourseError, match="instructor"):
         case.answer()
     instructor_mode(True)
     try:
-        answer = case.answer()
+        text = str(case.answer())
     finally:
         instructor_mode(False)
-    assert (answer.op, answer.layout) == ("lerp_", "transposed")
-    assert answer.repro is CASES["case-01"].repro and answer.fix is CASES["case-01"].fix
-    assert "def lerp_on_transposed" in str(answer) and "def contiguous_middle" in str(answer)
+    assert "def repro() -> bool:" in text and "def patch(model):" in text and "modelled on" in text

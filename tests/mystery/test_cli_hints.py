@@ -1,38 +1,62 @@
-"""`python -m course mystery` and the hints."""
+"""`python -m course mystery` (one case, or a room's deal with its key) and the hints."""
 
 from __future__ import annotations
 
 import pytest
 
+from course.errors import CourseError
 from course.mystery import OPS, cli
-from course.mystery.bugs import CONDITIONS
-from course.mystery.case import choose
+from course.mystery.case import measured
+from course.mystery.cli import deal
+from course.mystery.conditions import CONDITIONS
 from course.mystery.hints import STEPS, hint_text
 
 
 def test_with_a_seed_it_prints_that_cases_brief_and_runs_it(capsys):
-    assert cli(["--seed", "2"]) == 0
+    assert cli(["--seed", "14"]) == 0
     out = capsys.readouterr().out
-    assert choose(2).brief in out and "(seed 2)" in out
-    assert "step  40/40" in out and "norm before -> after" in out
-    assert "Your case has seed" not in out
+    assert "(seed 14)" in out and measured(14).spec.design.description in out
+    assert "norm before -> after" in out and "Your case has seed" not in out
 
 
 def test_without_a_seed_it_says_which_seed_it_chose(capsys, monkeypatch):
-    monkeypatch.setattr("secrets.randbelow", lambda n: 2)
+    monkeypatch.setattr("secrets.randbelow", lambda n: 14)
     assert cli([]) == 0
-    assert "Your case has seed 2 (open it again with --seed 2)" in capsys.readouterr().out
+    assert "Your case has seed 14 (open it again with --seed 14)" in capsys.readouterr().out
 
 
-def test_a_bad_seed_is_one_clear_line(capsys):
-    assert cli(["--seed", "-3"]) == 2
-    assert capsys.readouterr().err.startswith("error: seed=-3")
+def test_a_deal_hands_out_distinct_cases_and_keeps_the_key_apart(capsys, monkeypatch, tmp_path):
+    monkeypatch.setattr("secrets.randbelow", lambda n: 14)
+    seeds = deal(3)
+    assert len({measured(seed).spec.key() for seed in seeds}) == 3
+    key = tmp_path / "key.txt"
+    assert cli(["--deal", "3", "--key", str(key)]) == 0
+    out = capsys.readouterr().out
+    assert all(f"  {seed}" in out for seed in seeds) and "seed 14:" not in out
+    lines = key.read_text().splitlines()
+    assert len(lines) == 3 and lines[0].startswith("seed 14: ")
+    assert measured(14).spec.bug.op in lines[0]
+    assert cli(["--deal", "3"]) == 0
+    assert "--- instructor's key (do not show) ---\nseed 14:" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize(
+    "argv, says",
+    [
+        (["--seed", "-3"], "error: seed=-3"),
+        (["--deal", "0"], "error: --deal=0"),
+        (["--key", "k"], "error: --key goes with --deal"),
+    ],
+)
+def test_bad_arguments_are_one_clear_line(capsys, argv, says):
+    assert cli(argv) == 2
+    assert capsys.readouterr().err.startswith(says)
 
 
 def test_hints_point_to_methods_never_to_an_answer():
     for step in STEPS:
         words = set(step.replace("(", " ").replace(")", " ").replace(",", " ").split())
-        assert not words & set(OPS) and not words & set(CONDITIONS), step
+        assert not words & set(OPS) and not words & (set(CONDITIONS) - {"foreach"}), step
     assert hint_text(1).startswith(f"Hint 1/{len(STEPS)}")
-    with pytest.raises(ValueError):
+    with pytest.raises(CourseError):
         hint_text(0)

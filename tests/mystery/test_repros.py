@@ -1,114 +1,79 @@
-"""The repro checker: each reference repro passes its own case and fails every other case.
-
-Wrong answers it must reject, for every case: a constant answer, any other case's repro, a repro
-that detects "something is wrong" (this bug or its decoy), the right op on the wrong layout, and
-a copy of the scenario.
-"""
+"""The repro checker, on one case of every planted condition: the reference repro passes, every
+other case's repro fails, and so do repros that do not isolate the op or the condition."""
 
 from __future__ import annotations
-
-import dataclasses
 
 import pytest
 import torch
 
-from course.mystery import repros
-from course.mystery.bugs import PlantedBug
-from course.mystery.case import open_case
-from course.mystery.cases import CASES, POOL
-from course.mystery.scenarios import SEED
+from course import emps
+from course.layout.named import laid_out
+from course.mystery.scenarios import compiled
+from tests.mystery.runs import PLANTED_KINDS, spec_for, untrained_case
 
-IDS = [spec.id for spec in POOL]
-OP_CALLS = {
-    "lerp": repros.lerp,
-    "addcdiv": repros.addcdiv,
-    "addcmul": lambda out: out.addcmul_(torch.full_like(out, 0.3), out, value=0.1),
-    "add": repros.add_scalar,
-    "relu": repros.relu,
-    "masked_fill": repros.masked_fill,
-    "mul": repros.mul,
-}
-LAYOUTS = {
-    "transposed": ("transposed", (6, 4), torch.float32),
-    "channels-last": ("channels-last", (2, 3, 4, 5), torch.float32),
-    "storage-offset": ("storage-offset", (4, 6), torch.float32),
-    "bfloat16": ("contiguous", (6, 4), torch.bfloat16),
-    "permuted": ("permuted", (3, 4, 5), torch.float32),
-}
-WRONG_LAYOUT = {
-    "transposed": "permuted",
-    "channels-last": "transposed",
-    "storage-offset": "transposed",
-    "bfloat16": "transposed",
-    "permuted": "channels-last",
-}
-
-
-def repro_for(bug: PlantedBug):
-    """A repro of a planted bug: its op on its layout, against the CPU."""
-    layout, shape, dtype = LAYOUTS[bug.condition]
-    shift = 0.0 if bug.family == "relu" else 2.0
-    return lambda: repros.differs(OP_CALLS[bug.family], layout, shape, dtype, shift)
+DEVICE = emps.DEVICE
 
 
 @pytest.fixture(scope="module")
 def cases():
-    return {case_id: open_case(SEED, case_id=case_id) for case_id in IDS}
+    return {kind: untrained_case(spec_for(kind)) for kind in PLANTED_KINDS}
 
 
-@pytest.mark.parametrize("case_id", IDS)
-def test_the_reference_repro_passes(cases, case_id):
-    verdict = cases[case_id].check_repro(CASES[case_id].repro)
-    assert verdict.passed, verdict
+@pytest.mark.parametrize("kind", PLANTED_KINDS)
+def test_the_reference_repro_passes(cases, kind):
+    verdict = cases[kind].check_repro(spec_for(kind).repro_function())
+    assert verdict.passed, (spec_for(kind).repro, verdict)
 
 
-@pytest.mark.parametrize("case_id", IDS)
-def test_every_other_cases_repro_fails(cases, case_id):
-    for other in POOL:
-        if other.id != case_id:
-            assert not cases[case_id].check_repro(other.repro, seed=0).passed, other.id
+@pytest.mark.parametrize("kind", PLANTED_KINDS)
+def test_every_other_cases_repro_fails(cases, kind):
+    mine = spec_for(kind).bug
+    for other in PLANTED_KINDS:
+        theirs = spec_for(other).bug
+        if other != kind and (theirs.op, theirs.trigger.kind) != (mine.op, mine.trigger.kind):
+            assert not cases[kind].check_repro(spec_for(other).repro_function()).passed
 
 
-@pytest.mark.parametrize("case_id", IDS)
-def test_constant_answers_fail(cases, case_id):
-    case = cases[case_id]
-    assert "with the bug removed" in case.check_repro(lambda: True).message
-    assert "on the case's device" in case.check_repro(lambda: False).message
+@pytest.mark.parametrize("kind", PLANTED_KINDS)
+def test_constant_answers_fail(cases, kind):
+    assert "with the bug removed" in cases[kind].check_repro(lambda: True).message
+    assert "on the case's device" in cases[kind].check_repro(lambda: False).message
 
 
-@pytest.mark.parametrize("case_id", IDS)
-def test_a_repro_that_only_sees_something_wrong_fails(cases, case_id):
-    spec = CASES[case_id]
-    mine, decoys = repro_for(spec.bug), repro_for(spec.decoy)
-    assert cases[case_id].check_repro(mine, seed=0).passed
-    verdict = cases[case_id].check_repro(lambda: mine() or decoys(), seed=0)
-    assert "different planted bug" in verdict.message, verdict
+def _mul_transposed():
+    values = torch.randn(6, 8) + 2
+    out = laid_out(values, "transposed", DEVICE)
+    out.mul_(0.5)
+    return not torch.equal(out.cpu(), laid_out(values, "transposed") * 0.5)
 
 
-@pytest.mark.parametrize("case_id", IDS)
-def test_the_right_op_on_the_wrong_layout_fails(cases, case_id):
-    spec = CASES[case_id]
-    elsewhere = dataclasses.replace(spec.bug, condition=WRONG_LAYOUT[spec.bug.condition])
-    verdict = cases[case_id].check_repro(repro_for(elsewhere), seed=0)
-    assert "on the case's device" in verdict.message
+def test_a_repro_that_sees_something_wrong_but_not_this_op_fails(cases):
+    case = cases["transposed"]
+    assert case._spec.bug.op != "mul_"
+    mine = case._spec.repro_function()
+    verdict = case.check_repro(lambda: mine() or _mul_transposed())
+    assert "every other suspect op breaks under the same condition" in verdict.message
 
 
-def test_a_scenario_copy_fails(cases):
-    case = cases["case-01"]
-    verdict = case.check_repro(lambda: "mid.weight" in case.run_scenario(quiet=True).frozen())
-    assert "different planted bug" in verdict.message
+def test_a_repro_that_tries_the_op_on_every_layout_fails(cases):
+    spec = cases["transposed"]._spec
+    elsewhere = spec.repro.replace('"transposed"', '"step-sliced"')
+    names = {"laid_out": laid_out, "DEVICE": DEVICE}
+    on_gaps = compiled(elsewhere, "the op on a step-sliced output", names)["repro"]
+    mine = spec.repro_function()
+    verdict = cases["transposed"].check_repro(lambda: mine() or on_gaps())
+    assert "the same op breaks under another condition" in verdict.message
 
 
-def test_the_learners_global_rng_is_left_alone(cases):
-    torch.manual_seed(123)
-    expected = torch.rand(3)
-    torch.manual_seed(123)
-    cases["case-01"].check_repro(lambda: bool(torch.rand(1) > 2))
-    assert torch.equal(torch.rand(3), expected)
+def test_a_repro_that_trains_the_scenario_is_refused(cases):
+    case = cases["large"]
+    verdict = case.check_repro(lambda: case.run_scenario(quiet=True).blew_up)
+    assert "trains the scenario" in verdict.message
 
 
-def test_each_run_gets_fresh_random_numbers(cases):
-    seen: list[float] = []
-    for _ in range(2):  # True on the healthy device too: each check stops after two runs
-        cases["case-01"].check_repro(lambda: seen.append(torch.rand(1).item()) is None)
-    assert len(set(seen)) == len(seen) == 4
+def test_odd_repros_get_clear_verdicts(cases):
+    case = cases["large"]
+    assert "without calling it" in case.check_repro(True).message
+    assert "return True or False" in case.check_repro(lambda: "yes").message
+    assert "raised ZeroDivisionError" in case.check_repro(lambda: 1 / 0).message
+    assert "not attempted yet" in case.check_repro(...).message

@@ -1,0 +1,148 @@
+"""A case from a seed: everything a learner meets, and everything an instructor needs.
+
+`generate(seed)` draws, from one `random.Random(seed)`: the condition kind (weighted, see
+`KIND_WEIGHTS`), a site of some model family where a habit creates it, the planted op, the
+effect, and the design's sizes, recipe, data and steps (course.mystery.families). It adds what
+the checkers need: a *decoy* device (every other suspect op broken under the same condition,
+so a repro that does not isolate the op fails) and a *sibling* device (the same op broken
+under a neighbouring condition, so a repro that does not isolate the condition fails), the
+reference repro and the reference fix (as source).
+
+Note [Most cases need a hypothesis]
+    The auditor's default sweep covers the named layouts and every dtype, so it finds a planted
+    bug on a layout or on bfloat16 at once (and sometimes a stale cache). Those kinds are drawn
+    rarely (`VISIBLE_KINDS`, about one case in five); the others (sizes, operands, scalars, caches, the foreach path) need the
+    learner to form a hypothesis from the symptom and test it, with the auditor's knobs
+    (shape=, scalars=, inputs=) or an experiment of their own. tests/mystery/test_generate.py
+    audits a sample of 40 cases.
+"""
+
+from __future__ import annotations
+
+import functools
+import random
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from torch import nn
+
+from course import emps
+from course.layout.named import laid_out
+from course.mystery.bugs import PlantedBug
+from course.mystery.conditions import LAYOUT_KINDS, Trigger
+from course.mystery.effects import ALLOWED
+from course.mystery.families import WEAK, Design, Site, design, sites_for
+from course.mystery.fixes import reference_fix
+from course.mystery.repros import reference_repro
+from course.mystery.scenarios import Scenario, compiled
+
+# What the auditor's default sweep can see: its layouts and dtypes, and a stale cache (its
+# layouts call an op many times with one shape, some with other inputs)
+VISIBLE_KINDS = (*LAYOUT_KINDS, "bfloat16", "repeat-call")
+KIND_WEIGHTS = {
+    "transposed": 4,
+    "storage-offset": 2,
+    "step-sliced": 1,
+    "channels-last": 2,
+    "permuted": 2,
+    "bfloat16": 2,
+    "large": 10,
+    "long-dim": 8,
+    "unaligned": 8,
+    "broadcast-input": 12,
+    "aliased-input": 6,
+    "repeat-call": 4,
+    "negative-scalar": 12,
+    "tiny-scalar": 5,
+    "foreach": 12,
+}
+# Every in-place op a scenario runs whose kernel a decoy may break: compute ops only, so that
+# a repro's set-up (torch.zeros, randn on the device: fill_, normal_) still works there.
+SUSPECTS = (
+    "add",
+    "addcdiv",
+    "addcmul",
+    "clamp",
+    "div",
+    "lerp",
+    "masked_fill",
+    "mul",
+    "relu",
+    "sub",
+)
+SIBLING = {
+    "transposed": "step-sliced",
+    "channels-last": "permuted",
+    "permuted": "channels-last",
+}  # the neighbouring condition; any other kind's is "transposed"
+
+
+@dataclass(frozen=True)
+class CaseSpec:
+    """One generated case: the user's scenario, the planted bug, and how answers are judged."""
+
+    seed: int
+    scenario: Scenario
+    site: Site
+    bug: PlantedBug
+    repro: str  # the reference repro's source
+    fix: str  # the reference fix's source
+
+    @property
+    def design(self) -> Design:
+        """The user's code and description."""
+        return self.scenario.design
+
+    @property
+    def decoy(self) -> PlantedBug:
+        """Every other suspect op broken under the same condition, with the same effect."""
+        others = tuple(f for f in SUSPECTS if f not in self.bug.families)
+        return PlantedBug(others, self.bug.trigger, self.bug.effect)
+
+    @property
+    def sibling(self) -> PlantedBug:
+        """The same op broken under a neighbouring condition instead (its writes lost)."""
+        kind = SIBLING.get(self.bug.trigger.kind, "transposed")
+        return PlantedBug(self.bug.families, Trigger(kind), "lost-write")
+
+    def repro_function(self) -> Callable[[], bool]:
+        """The reference repro, compiled from its source (instructors and tests run it)."""
+        names = {"laid_out": laid_out, "DEVICE": emps.DEVICE}
+        return compiled(self.repro, f"reference repro of seed {self.seed}", names)["repro"]
+
+    def fix_function(self) -> Callable[[nn.Module], nn.Module]:
+        """The reference fix, compiled from its source."""
+        return compiled(self.fix, f"reference fix of seed {self.seed}", {})["patch"]
+
+    def key(self) -> tuple:
+        """What makes two cases different cases (sizes and numbers aside): family, habit,
+        what is struck, op, condition and effect."""
+        bug = self.bug
+        design = self.design
+        return (design.family, design.habit, design.hit, bug.op, bug.trigger.kind, bug.effect)
+
+
+def _weighted(rng: random.Random, weights: dict[str, int]) -> str:
+    return rng.choices(list(weights), weights=list(weights.values()))[0]
+
+
+@functools.lru_cache(maxsize=512)
+def generate(seed: int, attempt: int = 0) -> CaseSpec:
+    """A seed's case: its `attempt`-th draw (neighbouring seeds give unrelated cases).
+
+    `course.mystery.case.measured` takes the first draw whose run shows a symptom; almost
+    always the first (tests/mystery/test_generate.py measures a sample).
+    """
+    rng = random.Random(f"mystery case {seed}/{attempt}")
+    kind = _weighted(rng, KIND_WEIGHTS)
+    site = rng.choice(sites_for(kind))
+    effects = {
+        op: [e for e in site.effects or ALLOWED[kind] if (op, e) not in WEAK] for op in site.ops
+    }
+    op = rng.choice([op for op in site.ops if effects[op]])
+    effect = rng.choice(effects[op])
+    drawn = design(rng, site, kind, op)
+    trigger = Trigger(kind, drawn.bound)
+    scenario = Scenario(drawn, rng.randrange(1 << 31))
+    bug = PlantedBug((op,), trigger, effect)
+    return CaseSpec(seed, scenario, site, bug, reference_repro(op, trigger), reference_fix(drawn))

@@ -1,0 +1,106 @@
+"""What counts as changing torch or the device, and that it is all put back."""
+
+from __future__ import annotations
+
+import functools
+
+import pytest
+import torch
+from torch.optim.optimizer import register_optimizer_step_pre_hook
+from torch.overrides import TorchFunctionMode
+from torch.utils._python_dispatch import TorchDispatchMode
+
+import course.emps.mps_kernels as kernels
+from course.mystery import guard
+from course.mystery.bugs import PlantedKernel
+
+
+class PassThrough(TorchDispatchMode):
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        return func(*args, **(kwargs or {}))
+
+
+class Functions(TorchFunctionMode):
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        return func(*args, **(kwargs or {}))
+
+
+@pytest.fixture
+def record():
+    record = guard.pristine()
+    assert record.changes() == []
+    yield record
+    record.restore()
+    assert record.changes() == []
+
+
+def _patch_lerp():
+    torch.Tensor.lerp_ = lambda self, *args: self
+
+
+def _patch_function():
+    torch.nn.functional.relu = lambda x, inplace=False: x
+
+
+def _register_kernel():
+    library = torch.library.Library("aten", "IMPL")
+    library.impl("lerp_.Scalar", lambda *a, **k: a[0], "AutogradPrivateUse1")
+    _patch_function.library = library  # kept alive, as a learner's cell would
+
+
+def _dispatch_mode():
+    PassThrough().__enter__()
+
+
+def _function_mode():
+    Functions().__enter__()
+
+
+def _device_kernel():
+    kernels.gather_compute_scatter = lambda call: None
+
+
+def _planted_kernel():
+    PlantedKernel.__call__ = lambda self, call: None
+
+
+def _optimizer_hook():
+    register_optimizer_step_pre_hook(lambda *a: None)
+
+
+PATCHES = {
+    "torch.Tensor.lerp_": _patch_lerp,
+    "torch.nn.functional.relu": _patch_function,
+    "aten/lerp_.Scalar/AutogradPrivateUse1": _register_kernel,
+    "TorchDispatchMode": _dispatch_mode,
+    "TorchFunctionMode": _function_mode,
+    "course.emps.mps_kernels.gather_compute_scatter": _device_kernel,
+    "course.mystery.bugs.PlantedKernel.__call__": _planted_kernel,
+    "a hook was added": _optimizer_hook,
+}
+
+
+@pytest.mark.parametrize("name", PATCHES)
+def test_each_kind_of_patch_is_seen_and_undone(record, name):
+    PATCHES[name]()
+    assert any(name in line for line in record.changes()), record.changes()
+    record.restore()
+    assert record.changes() == []
+
+
+def test_after_restore_torch_and_the_device_work_again(record):
+    _patch_lerp()
+    _device_kernel()
+    record.restore()
+    x = torch.ones(2)
+    x.lerp_(torch.zeros(2), 0.5)
+    assert torch.equal(x, torch.full((2,), 0.5))
+    assert kernels.gather_compute_scatter.__module__ == "course.emps.mps_kernels"
+
+
+def test_what_torch_does_to_itself_is_not_a_change(record):
+    torch.optim.AdamW([torch.nn.Parameter(torch.zeros(2))], lr=0.1)  # wraps AdamW.step once
+    torch.manual_seed(0)
+    wrapped = functools.wraps(torch.manual_seed)(lambda seed: None)
+    assert guard._counts(torch.manual_seed, wrapped) is False
+    assert record.changes() == []
