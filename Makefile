@@ -46,9 +46,11 @@ test-notebooks: $(STAMP)
 
 # JupyterLab + headless Chromium (`apt-get install -y chromium`): each reference notebook and each
 # learner copy runs once; panels must fit the cell area; screenshots land in build/screenshots/.
+# The site and the decks are opened offline: every slide fits 1280x720, and axe-core (npm, via
+# `make web`) finds nothing serious or critical (tests/accessibility.py runs it).
 # Two processes: each suite drives its own Playwright (a second sync Playwright cannot start
 # inside the first one's event loop in one process).
-test-browser: $(STAMP)
+test-browser: web
 	timeout -k 30 1200 $(BIN)/python -m pytest tests/browser -m browser -v -p no:cacheprovider
 	timeout -k 30 600 $(BIN)/python -m pytest tests -m browser -v -p no:cacheprovider \
 		--ignore=tests/browser
@@ -76,6 +78,13 @@ slides: web
 
 site: web
 	$(BIN)/python scripts/build_site.py --site
+
+# Notebook 06 shows PyTorch's real MPS kernels, fetched from GitHub at pinned commits into the
+# user's cache folder (never into the repository). Run this while online before an offline
+# workshop: notebook 06 then shows them offline on this machine, and `make site` puts them in.
+.PHONY: fetch-sources
+fetch-sources: $(STAMP)
+	$(BIN)/python -m course.kernels.upstream
 
 doctor: $(STAMP)
 	$(BIN)/python -m course doctor

@@ -12,8 +12,16 @@ Interactive widgets cannot run without a kernel. A widget output shows its stati
 the stored output has one; otherwise, when the cell ends in a call of a course function with
 literal arguments, the build makes that panel now and embeds its first drawing (its default
 state: arguments that are not literals are left to their defaults); otherwise a note says where
-to run it. Outputs of cells that use `course.doctor` describe the machine that executed the
-notebooks, and the site says so. Every lesson page links back to the index and to its neighbours.
+to run it. Panels are drawn with an empty progress folder of their own, so no page shows the
+build machine's saved progress; a panel that shows the reader's own progress is left as a note.
+Outputs of cells that use `course.doctor` describe the machine that executed the notebooks, and
+the site says so.
+
+A cell that shows PyTorch's own kernel source (`course.kernels.upstream.show`, whose output the
+notebook does not store) shows it from the cache `make fetch-sources` fills, never from the
+network: run that while online before the build, or the page shows links instead. Code cells
+show the code without the `### BEGIN SOLUTION` / `# NBVAL_...` marker lines the tests and the
+learner copies read. Every lesson page links back to the index and to its neighbours.
 
     python scripts/build_site.py --site              # build/site/index.html + one page per notebook
     python scripts/build_site.py --slides            # build/slides/NN_name.slides.html
@@ -32,10 +40,12 @@ import html
 import importlib
 import inspect
 import io
+import os
 import re
 import shutil
 import sys
-from collections.abc import Callable, Iterable
+import tempfile
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 
 import nbformat
@@ -43,6 +53,7 @@ from nbconvert import HTMLExporter, SlidesExporter
 
 from course.catalog import LESSONS, Lesson
 from course.errors import CourseError
+from course.kernels import upstream
 
 try:
     from scripts.web_deps import node_modules  # imported from the repository root (tests)
@@ -60,6 +71,10 @@ FIRST_DRAWING = (
     "The widget's first drawing, in its default state. Open this notebook in JupyterLab "
     "(make lab) to change its controls."
 )
+OWN_PROGRESS_NOTE = (
+    "Your saved progress: this read-only page has none to show. Run this notebook in JupyterLab "
+    "(make lab), or <code>python -m course progress</code>, to see yours."
+)
 BUILD_MACHINE_NOTE = (
     "This output shows the machine that built this site, not yours: run "
     "<code>python -m course doctor</code> (or notebook 00) to check your own."
@@ -67,6 +82,9 @@ BUILD_MACHINE_NOTE = (
 # Links between notebooks ("Next: [01_x.ipynb](01_x.ipynb)") become links between pages.
 NOTEBOOK_LINK = re.compile(r'href="(\d\d_[a-z0-9_]+)\.ipynb(#[^"]*)?"')
 BODY_TAG = re.compile(r"<body[^>]*>")
+# Marker lines for the tests and the learner copies, not for readers (README: testing policy).
+MARKER_LINE = re.compile(r"^[ \t]*(### (BEGIN|END) SOLUTION|# NBVAL_[A-Z_]+)[ \t]*(\n|$)", re.M)
+PROGRESS_ENV = "COURSE_PROGRESS_DIR"  # course.journal's folder for saved progress
 MERMAID = re.compile(r"^```mermaid", re.MULTILINE)
 # ![alt](../assets/NAME.png) in markdown, <img src="../assets/NAME.png"> in HTML (make assets)
 ASSET_REF = re.compile(r"""(\]\(|src=["'])\.\./assets/([\w.-]+)""")
@@ -186,6 +204,37 @@ def cell_uses(cell: nbformat.NotebookNode, names: dict[str, str], module: str) -
     return False
 
 
+# --- PyTorch's kernel source, from the cache only ---------------------------------------------
+
+
+def upstream_excerpts(source: str, names: dict[str, str]) -> str | None:
+    """What a cell calling `course.kernels.upstream.show(...)` prints, read from the cache
+    (`make fetch-sources`); None for any other cell."""
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return None
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Call):
+            continue
+        if course_target(node.func, names) != "course.kernels.upstream.show":
+            continue
+        targets = [course_target(arg, names) for arg in node.args]
+        sources = [resolve(target) for target in targets if target]
+        if len(sources) == len(node.args) and all(isinstance(s, upstream.Source) for s in sources):
+            return upstream.show(*sources, network=False)
+    return None
+
+
+def missing_excerpts() -> list[str]:
+    """The kernel sources notebook 06 shows that the cache lacks (the site shows links)."""
+    return [
+        f"{source.function} ({source.label})"
+        for source in upstream.SOURCES
+        if not upstream.cached_path(source).is_file()
+    ]
+
+
 # --- widgets: the first drawing of a panel -----------------------------------------------------
 
 
@@ -236,19 +285,55 @@ def _first_drawing(source: str, names: tuple[tuple[str, str], ...]) -> str | Non
     function, args, kwargs = found
     if any(name not in inspect.signature(function).parameters for name in kwargs):
         return None
-    with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
+    with (
+        own_progress_folder() as folder,
+        contextlib.redirect_stdout(io.StringIO()),
+        contextlib.redirect_stderr(io.StringIO()),
+    ):
         panel = function(*args, **kwargs)
+        shows_progress = isinstance(panel, Panel) and folder in panel.text.value
     if not isinstance(panel, Panel) or panel.error:
         return None
+    if shows_progress:  # the reader's own saved progress: only their machine has it
+        return note_html(OWN_PROGRESS_NOTE)
     parts = [note_html(FIRST_DRAWING)]
     if panel.figure is not None:
         png = base64.b64encode(panel.image.value).decode("ascii")
-        parts.append(
-            f"<img src='data:image/png;base64,{png}' alt='the widget, as first drawn' "
-            "style='max-width:100%'>"
-        )
+        alt = html.escape(figure_alt(panel.figure), quote=True)
+        parts.append(f"<img src='data:image/png;base64,{png}' alt='{alt}' style='max-width:100%'>")
     parts.append(panel.text.value)
     return "".join(parts)
+
+
+@contextlib.contextmanager
+def own_progress_folder() -> Iterator[str]:
+    """An empty progress folder (course.journal) while a panel is drawn: whatever the build
+    machine's learner saved stays off the pages, and nothing a panel records lands there."""
+    before = os.environ.get(PROGRESS_ENV)
+    with tempfile.TemporaryDirectory(prefix="site-progress-") as folder:
+        os.environ[PROGRESS_ENV] = folder
+        try:
+            yield folder
+        finally:
+            if before is None:
+                os.environ.pop(PROGRESS_ENV, None)
+            else:
+                os.environ[PROGRESS_ENV] = before
+
+
+def figure_alt(figure) -> str:
+    """What a panel's figure shows, from its axes' own titles and labels (the image's alt text)."""
+    described = []
+    for ax in figure.axes:
+        labels = ", ".join(
+            f"{name}: {label}"
+            for name, label in (("x", ax.get_xlabel()), ("y", ax.get_ylabel()))
+            if label
+        )
+        words = [ax.get_title(), f"({labels})" if labels else ""]
+        described.append(" ".join(word for word in words if word))
+    shown = "; ".join(part for part in described if part)
+    return f"The widget's first drawing: {shown}" if shown else "The widget's first drawing"
 
 
 def note_html(text: str) -> str:
@@ -257,7 +342,7 @@ def note_html(text: str) -> str:
 
 def static_page_notebook(nb: nbformat.NotebookNode, draw: bool = True) -> nbformat.NotebookNode:
     """A copy fit for a page without a kernel: widgets drawn (if `draw`) or noted, doctor
-    output labelled.
+    output labelled, PyTorch's kernels shown from the cache, marker lines gone from the code.
 
     Widget state is not stored in the notebooks (scripts/execute_notebooks.py drops it), so an
     exported widget view would be an empty box."""
@@ -278,6 +363,11 @@ def static_page_notebook(nb: nbformat.NotebookNode, draw: bool = True) -> nbform
             note_data = {"text/html": note_html(BUILD_MACHINE_NOTE)}
             note = nbformat.v4.new_output("display_data", data=note_data)
             cell.outputs = [note, *outputs]
+        if cell.cell_type == "code":
+            excerpts = upstream_excerpts(cell.source, names)
+            if excerpts is not None:
+                cell.outputs = [nbformat.v4.new_output("stream", name="stdout", text=excerpts)]
+            cell.source = MARKER_LINE.sub("", cell.source)
     return nb
 
 
@@ -303,8 +393,9 @@ def refuse_mermaid(nb: nbformat.NotebookNode, path: Path) -> None:
             )
 
 
-def nav_html(lessons: list[Lesson], index: int, suffix: str) -> str:
-    """Links to the index and to the previous and next lessons."""
+def nav_html(lessons: list[Lesson], index: int, suffix: str, where: str = "top") -> str:
+    """Links to the index and to the previous and next lessons (named for screen readers, which
+    list a page's navigation landmarks by name)."""
     links = ["<a href='index.html'>&#8593; All lessons</a>"]
     if index > 0:
         before = lessons[index - 1]
@@ -316,7 +407,9 @@ def nav_html(lessons: list[Lesson], index: int, suffix: str) -> str:
         links.append(
             f"<a href='{page_name(after, suffix)}'>{html.escape(heading(after))} &#8594;</a>"
         )
-    return f"<nav class='course-nav' style='{NAV_STYLE}'>{' &nbsp;·&nbsp; '.join(links)}</nav>"
+    label = f"lessons ({where} of the page)"
+    joined = " &nbsp;·&nbsp; ".join(links)
+    return f"<nav class='course-nav' aria-label='{label}' style='{NAV_STYLE}'>{joined}</nav>"
 
 
 def copy_assets(nb: nbformat.NotebookNode, path: Path, out_dir: Path) -> None:
@@ -348,13 +441,13 @@ def export_page(
     return NOTEBOOK_LINK.sub(lambda m: f'href="{m[1]}{suffix}{m[2] or ""}"', body)
 
 
-def with_nav(page: str, nav: str) -> str:
-    """The page with the navigation bar at the top of its body (and at the bottom)."""
+def with_nav(page: str, top: str, bottom: str) -> str:
+    """The page with a navigation bar at the top of its body and one at the bottom."""
     opening = BODY_TAG.search(page)
     if opening is None:
         raise CourseError("nbconvert's page has no <body> tag: did its template change?")
-    page = page[: opening.end()] + nav + page[opening.end() :]
-    return page.replace("</body>", nav + "</body>", 1)
+    page = page[: opening.end()] + top + page[opening.end() :]
+    return page.replace("</body>", bottom + "</body>", 1)
 
 
 def index_page(title: str, lessons: list[Lesson], suffix: str) -> str:
@@ -374,12 +467,12 @@ table {{ border-collapse: collapse; width: 100%; }}
 td, th {{ border-bottom: 1px solid #ddd; padding: .4rem .6rem; text-align: left; }}
 td:last-child {{ white-space: nowrap; }}
 </style></head>
-<body><h1>{html.escape(title)}</h1>
+<body><main><h1>{html.escape(title)}</h1>
 <p>Read-only version of the executed notebooks: it works offline. To run the code and use the
 widgets, clone the repository and run <code>make lab</code>.</p>
 <table><tr><th>#</th><th>Notebook</th><th>Question</th><th>Time</th></tr>
 {rows}
-</table><p>About {total} minutes in all.</p></body></html>
+</table><p>About {total} minutes in all.</p></main></body></html>
 """
 
 
@@ -414,7 +507,8 @@ def build(
     for position, (lesson, path) in enumerate(found):
         page = export_page(exporter, lesson, path, out_dir, suffix, draw)
         if nav:
-            page = with_nav(page, nav_html(ordered, position, suffix))
+            top, bottom = (nav_html(ordered, position, suffix, at) for at in ("top", "bottom"))
+            page = with_nav(page, top, bottom)
         target = out_dir / page_name(lesson, suffix)
         target.write_text(page, encoding="utf-8")
         written.append(target)
@@ -428,18 +522,22 @@ def site_exporter() -> HTMLExporter:
     return HTMLExporter(
         template_name="course_lab",
         extra_template_basedirs=[str(TEMPLATES)],
+        extra_template_paths=[str(TEMPLATES)],  # course_common.css, focusable_scrollers.js
         embed_images=True,
         **OFFLINE_URLS,
     )
 
 
 def slides_exporter() -> SlidesExporter:
-    """nbconvert's reveal.js deck (white theme: its fonts ship with reveal.js), from _static/."""
+    """nbconvert's reveal.js deck (white theme: its fonts ship with reveal.js), from _static/.
+
+    A tall slide scrolls inside its own box (course_reveal/course.css) from the start, so
+    nbconvert's script that makes it scroll only after the first slide change is left off."""
     return SlidesExporter(
         template_name="course_reveal",
         extra_template_basedirs=[str(TEMPLATES)],
+        extra_template_paths=[str(TEMPLATES)],
         embed_images=True,
-        reveal_scroll=True,
         reveal_theme="white",
         reveal_url_prefix=f"{STATIC}/reveal.js",
         **OFFLINE_URLS,
@@ -492,6 +590,11 @@ def main(argv: list[str] | None = None) -> int:
         if args.slides:
             files = build_slides(args.out / "slides")
             print(f"slides: {len(files)} files in {args.out / 'slides'} (open index.html)")
+        if missing_excerpts():
+            print(
+                f"note: not cached, so notebook 06's pages link to them instead: "
+                f"{', '.join(missing_excerpts())}; {upstream.FETCH_HINT} and build again"
+            )
     except CourseError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1

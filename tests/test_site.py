@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import os
 import re
 from html.parser import HTMLParser
 from pathlib import Path
@@ -17,8 +18,11 @@ import nbformat
 import pytest
 from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook, new_output
 
+from course import journal
 from course.catalog import LESSONS, Lesson
 from course.errors import CourseError
+from course.kernels import upstream
+from course.start import tracker
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -194,8 +198,86 @@ def test_a_course_panel_shows_its_first_drawing(tmp_path, fake_web):
     ]
     text = _build_tiny(tmp_path, fake_web, cells)
     assert build_site.FIRST_DRAWING in text and build_site.WIDGET_NOTE not in text
-    assert '<img alt="the widget, as first drawn" src="data:image/png;base64,' in text
+    # the alt text says what the figure shows, from its own title and axis labels
+    alt = "The widget's first drawing: squares of 1..4 (x: i, y: i²)"
+    assert f'<img alt="{alt}" src="data:image/png;base64,' in text
     assert "Widgets work: the slider says 4." in text  # the panel's text under its figure
+
+
+def test_a_figure_without_titles_still_has_alt_text():
+    from matplotlib.figure import Figure
+
+    figure = Figure()
+    figure.add_subplot()
+    assert build_site.figure_alt(figure) == "The widget's first drawing"
+    figure.add_subplot().set(title="loss", xlabel="step")
+    assert build_site.figure_alt(figure) == "The widget's first drawing: loss (x: step)"
+
+
+def test_the_build_machines_progress_stays_off_the_pages(tmp_path, fake_web, monkeypatch):
+    mine = tmp_path / "build-machine-progress"
+    monkeypatch.setenv("COURSE_PROGRESS_DIR", str(mine))
+    monkeypatch.setattr(tracker, "all_exercises", lambda: ["04.secret_exercise"])
+    journal.record("04.secret_exercise", "check", passed=True)
+    saved = journal.progress_file().read_text()
+    cells = [
+        TITLE,
+        new_code_cell("from course.start.tracker import progress_panel"),
+        _widget_cell("progress_panel()"),
+    ]
+    text = _build_tiny(tmp_path, fake_web, cells)
+    assert build_site.OWN_PROGRESS_NOTE in text
+    assert str(mine) not in text and "secret_exercise" not in text
+    assert "progress.jsonl" not in text  # no path of the machine that built the page
+    assert os.environ["COURSE_PROGRESS_DIR"] == str(mine)  # put back after drawing
+    assert journal.progress_file().read_text() == saved
+
+
+def test_panels_are_drawn_with_an_empty_progress_folder(monkeypatch, tmp_path):
+    monkeypatch.setenv("COURSE_PROGRESS_DIR", str(tmp_path))
+    with build_site.own_progress_folder() as folder:
+        assert journal.progress_dir() == Path(folder) != tmp_path
+        assert not journal.load()
+    assert journal.progress_dir() == tmp_path
+    monkeypatch.delenv("COURSE_PROGRESS_DIR")
+    with build_site.own_progress_folder():
+        pass
+    assert "COURSE_PROGRESS_DIR" not in os.environ
+
+
+def test_code_shows_no_solution_or_nbval_markers(tmp_path, fake_web):
+    source = (
+        "# NBVAL_CHECK_OUTPUT\n"
+        "def answer():\n"
+        "    ### BEGIN SOLUTION\n"
+        "    return 42\n"
+        "    ### END SOLUTION\n"
+        "# NBVAL_IGNORE_OUTPUT"
+    )
+    text = _build_tiny(tmp_path, fake_web, [TITLE, new_code_cell(source)])
+    assert "answer" in text and "42" in text
+    assert "SOLUTION" not in text and "NBVAL" not in text
+
+
+@pytest.mark.parametrize("kind", ["site", "slides"])
+def test_no_page_of_the_course_shows_a_marker(built, kind):
+    for page in built[kind].glob("*.html"):
+        text = page.read_text(encoding="utf-8")
+        for marker in ("### BEGIN SOLUTION", "### END SOLUTION", "# NBVAL_"):
+            assert marker not in text, f"{kind}/{page.name} shows {marker}"
+
+
+SITE_AND_DECKS = [("site", ".html", "course_lab"), ("slides", ".slides.html", "course_reveal")]
+
+
+@pytest.mark.parametrize("kind, suffix, template", SITE_AND_DECKS)
+def test_pages_carry_the_course_rules_for_wide_text_and_tall_slides(built, kind, suffix, template):
+    """Printed tables keep their lines, long code scrolls, a slide never outgrows the screen:
+    course.css says so (tests/test_site_offline.py measures the result in Chromium)."""
+    rules = (build_site.TEMPLATES / template / "course.css").read_text()
+    assert "white-space: pre;" in rules and "overflow-x: auto;" in rules
+    for lesson in LESSONS:
+        assert rules in (built[kind] / build_site.page_name(lesson, suffix)).read_text()
 
 
 @pytest.mark.parametrize(
@@ -240,6 +322,46 @@ def test_doctor_output_says_it_is_the_build_machines(tmp_path, fake_web):
     text = _build_tiny(tmp_path, fake_web, [TITLE, doctor, other])
     assert text.count("the machine that built this site") == 1
     assert text.index("the machine that built this site") < text.index("<table>doctor</table>")
+
+
+def _made_up_kernel(name: str) -> str:
+    """A stand-in for a PyTorch source file holding function `name` (tests never fetch)."""
+    return f"// made up\nstatic void {name}(const Tensor& output) {{\n  compute(output);\n}}\n"
+
+
+def test_pytorchs_kernels_are_shown_from_the_cache_and_never_fetched(
+    tmp_path, fake_web, monkeypatch
+):
+    monkeypatch.setenv("COURSE_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setenv("COURSE_OFFLINE", "0")  # even where fetching is allowed, the build reads
+    monkeypatch.setattr(upstream.urllib.request, "urlopen", _no_network)
+    show = new_code_cell(
+        "# NBVAL_IGNORE_OUTPUT\nprint(upstream.show(upstream.BROKEN, upstream.SIBLING))"
+    )
+    cells = [TITLE, new_code_cell("from course.kernels import upstream"), show]
+    text = _build_tiny(tmp_path, fake_web, cells)
+    assert "not shown" in text and "make fetch-sources" in text
+    assert upstream.BROKEN.page_url in text and upstream.SIBLING.page_url in text
+    assert len(build_site.missing_excerpts()) == len(upstream.SOURCES)
+    for source in (upstream.BROKEN, upstream.SIBLING):  # what `make fetch-sources` leaves
+        path = upstream.cached_path(source)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(_made_up_kernel(source.function))
+    text = _build_tiny(tmp_path, fake_web, cells)
+    assert "static void addc_mul_div_out_mps(" in text and "static void binaryOpTensor(" in text
+    assert "not shown" not in text
+    assert build_site.missing_excerpts() == [f"{upstream.FIXED.function} ({upstream.FIXED.label})"]
+
+
+def test_only_cells_showing_kernel_sources_get_excerpts():
+    names = {"upstream": "course.kernels.upstream", "os": "os"}
+    assert build_site.upstream_excerpts("print(upstream.BROKEN)", names) is None
+    assert build_site.upstream_excerpts("upstream.show(os.sep)", names) is None
+    assert build_site.upstream_excerpts("%time upstream.show()", names) is None
+
+
+def _no_network(*args, **kwargs):
+    raise OSError("the site's build never touches the network")
 
 
 def test_imported_names_map_to_dotted_objects():
@@ -295,8 +417,9 @@ def test_the_lock_pins_every_package_the_pages_and_the_hub_use():
     lock = json.loads((ROOT / "web/package-lock.json").read_text())
     pinned = {path.removeprefix("node_modules/") for path in lock["packages"] if path}
     used = {relative.split("/")[0] for relative in build_site.SLIDE_FILES}
-    assert used | {"configurable-http-proxy"} <= pinned
-    wanted = json.loads((ROOT / "web/package.json").read_text())["dependencies"]
+    assert used | {"configurable-http-proxy", "axe-core"} <= pinned  # axe-core: browser tests
+    spec = json.loads((ROOT / "web/package.json").read_text())
+    wanted = spec["dependencies"] | spec["devDependencies"]
     for name, version in wanted.items():
         assert lock["packages"][f"node_modules/{name}"]["version"] == version
 

@@ -3,8 +3,11 @@
 A workshop room's network is the first thing to fail, so every request to anything but a local
 file is blocked (and recorded: a page must not even try). The pages must still render their
 styles, typeset maths with the MathJax they carry, and the decks must move on a key press.
-The real course is built once (widgets drawn); maths is checked on a one-cell notebook, since
-the lessons may not use any. Screenshots go to build/screenshots/ for a person to look at.
+The real course is built once (widgets drawn), after a `make fetch-sources` whose downloads are
+made up (FakeGitHub: tests never touch the network), so notebook 06's page shows PyTorch's
+kernels; maths is checked on a one-cell notebook, since the lessons may not use any. Every page
+and every slide: nothing wider than the screen, text tables unwrapped, a slide inside 1280x720,
+and no serious or critical axe-core finding. Screenshots go to build/screenshots/ for a person.
 """
 
 from __future__ import annotations
@@ -13,10 +16,14 @@ import importlib.util
 from collections.abc import Iterator
 from pathlib import Path
 
+import nbformat
 import pytest
 from nbformat.v4 import new_markdown_cell, new_notebook
 
 from course.catalog import LESSONS, Lesson, code_packages
+from course.kernels import upstream
+from tests.accessibility import findings, report
+from tests.kernels.test_upstream import FakeGitHub
 
 pytestmark = pytest.mark.browser
 
@@ -29,23 +36,54 @@ CURRENT_SLIDE = (
     "[...document.querySelectorAll('.reveal .slides > section')]"
     ".findIndex(s => s.classList.contains('present'))"
 )
+SLIDE_COUNT = "document.querySelectorAll('.reveal .slides > section').length"
+DRAWING = 'img[alt^="The widget\'s first drawing"]'
+SITE_SCREEN, DECK_SCREEN = {"width": 1280, "height": 800}, {"width": 1280, "height": 720}
+# Boxes whose content is wider or taller than they are, and whether each scrolls (overflow auto
+# or scroll) and takes keyboard focus; text outputs whose lines wrap.
+OVERFLOWS = """(root) => [...root.querySelectorAll('pre, div, section')].flatMap(box => {
+    const style = getComputedStyle(box);
+    const scrolls = v => v === 'auto' || v === 'scroll';
+    const wide = box.scrollWidth > box.clientWidth + 1;
+    const tall = box.scrollHeight > box.clientHeight + 1;
+    const hides = v => v !== 'visible';
+    if (!(wide && hides(style.overflowX)) && !(tall && hides(style.overflowY))) return [];
+    return [{what: box.tagName + ' ' + box.textContent.trim().slice(0, 50),
+             scrolls: (!wide || scrolls(style.overflowX)) && (!tall || scrolls(style.overflowY)),
+             focusable: box.tabIndex >= 0}];
+})"""
+WRAPPED_TEXT = """(root) => [...root.querySelectorAll('.jp-RenderedText pre')]
+    .filter(pre => getComputedStyle(pre).whiteSpace !== 'pre')
+    .map(pre => pre.textContent.slice(0, 50))"""
 _spec = importlib.util.spec_from_file_location("build_site", ROOT / "scripts/build_site.py")
 build_site = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(build_site)
 
 
 @pytest.fixture(scope="module")
-def built(tmp_path_factory) -> dict[str, Path]:
+def built(tmp_path_factory) -> Iterator[dict[str, Path]]:
     out = tmp_path_factory.mktemp("offline")
-    build_site.build_site(out / "site")
-    build_site.build_slides(out / "slides")
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("COURSE_CACHE_DIR", str(out / "cache"))
+        patch.setenv("COURSE_OFFLINE", "0")  # the instructor, online, runs `make fetch-sources`
+        patch.setattr(upstream.urllib.request, "urlopen", FakeGitHub())
+        assert upstream.main() == 0
+        patch.setattr(upstream.urllib.request, "urlopen", _no_network)
+        build_site.build_site(out / "site")
+        build_site.build_slides(out / "slides")
+        yield _build_maths(out)
+
+
+def _no_network(*args, **kwargs):
+    raise OSError("the site's build must not touch the network")
+
+
+def _build_maths(out: Path) -> dict[str, Path]:
     maths_dir = out / "maths_notebooks"
     maths_dir.mkdir()
     cells = [new_markdown_cell(f"# 00 · Maths\n\n{MATHS}"), new_markdown_cell("## Second\n\nnext")]
     for cell in cells:
         cell.metadata["slideshow"] = {"slide_type": "slide"}
-    import nbformat
-
     nbformat.write(new_notebook(cells=cells), maths_dir / "00_maths.ipynb")
     maths = [Lesson("00_maths.ipynb", "Maths", "Does maths render?", 1, (), ())]
     build_site.build_site(out / "maths_site", maths_dir, maths)
@@ -74,8 +112,8 @@ def browser() -> Iterator[object]:
 class OfflinePage:
     """A page whose every non-file request is blocked and recorded, with its errors recorded."""
 
-    def __init__(self, browser) -> None:
-        self.context = browser.new_context(viewport={"width": 1280, "height": 800})
+    def __init__(self, browser, screen: dict[str, int] = SITE_SCREEN) -> None:
+        self.context = browser.new_context(viewport=screen)
         self.outside: list[str] = []
         self.failed: list[str] = []
         self.errors: list[str] = []
@@ -118,6 +156,29 @@ def offline(browser) -> Iterator[OfflinePage]:
         page.close()
 
 
+@pytest.fixture
+def deck_screen(browser) -> Iterator[OfflinePage]:
+    """A 1280x720 screen: a projector's, where every slide must fit."""
+    page = OfflinePage(browser, DECK_SCREEN)
+    try:
+        yield page
+    finally:
+        page.close()
+
+
+def slides(page) -> Iterator[int]:
+    """Show each slide of the open deck in turn, moving on with the arrow key as a presenter
+    does, at rest (transitions off: a slide half faded in would measure too pale); yields its
+    number."""
+    page.wait_for_selector(".reveal.ready", timeout=20_000)
+    page.add_style_tag(content=".reveal .slides section { transition: none !important; }")
+    for number in range(page.evaluate(SLIDE_COUNT)):
+        if number:
+            page.keyboard.press("ArrowRight")
+        page.wait_for_function(f"() => ({CURRENT_SLIDE}) === {number}", timeout=5_000)
+        yield number
+
+
 def shot(page, name: str) -> None:
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)
     page.screenshot(path=str(SCREENSHOTS / f"offline_{name}.png"))
@@ -142,10 +203,8 @@ def test_widgets_show_their_first_drawing(built, offline):
     drawn = {}
     for lesson in LESSONS:
         page = offline.open(built["site"] / build_site.page_name(lesson, ".html"))
-        drawn[lesson.filename[:2]] = page.locator("img[alt='the widget, as first drawn']").count()
-        for width in page.eval_on_selector_all(
-            "img[alt='the widget, as first drawn']", "imgs => imgs.map(i => i.naturalWidth)"
-        ):
+        drawn[lesson.filename[:2]] = page.locator(DRAWING).count()
+        for width in page.eval_on_selector_all(DRAWING, "imgs => imgs.map(i => i.naturalWidth)"):
             assert width > 100, f"{lesson.filename}: a first drawing did not load"
     # the sweep plot, the stride diagram, the dispatch diagram
     assert drawn["01"] >= 1 and drawn["04"] >= 1 and drawn["05"] >= 1, drawn
@@ -195,3 +254,69 @@ def test_every_deck_and_page_loads_without_outside_requests(built, offline, kind
     for path in sorted(built[kind].glob("*.html")):
         offline.open(path)
     offline.assert_clean()
+
+
+def _code(lesson: Lesson) -> str:
+    notebook = nbformat.read(ROOT / "notebooks" / lesson.filename, as_version=4)
+    return "\n".join(cell.source for cell in notebook.cells if cell.cell_type == "code")
+
+
+def test_notebook_06s_kernels_show_offline_after_fetch_sources(built, offline):
+    (lesson,) = [lesson for lesson in LESSONS if "upstream.show(" in _code(lesson)]
+    page = offline.open(built["site"] / build_site.page_name(lesson, ".html"))
+    text = page.inner_text("main")
+    for source in upstream.SOURCES:
+        assert f"static void {source.function}(" in text, source.label
+    assert "needsCopyToOutput" in text and "not shown" not in text  # the made-up bodies
+    offline.assert_clean()
+    shot(page, "site_06_kernels")
+
+
+def test_site_pages_fit_the_screen_and_keep_text_lines(built, offline):
+    problems = []
+    for path in sorted(built["site"].glob("*.html")):
+        page = offline.open(path)
+        if page.evaluate("document.documentElement.scrollWidth") > SITE_SCREEN["width"]:
+            problems.append(f"{path.name}: the page scrolls sideways")
+        for box in page.evaluate(OVERFLOWS, page.query_selector("body")):
+            if not (box["scrolls"] and box["focusable"]):
+                problems.append(f"{path.name}: clipped or not keyboard-scrollable: {box}")
+        for text in page.evaluate(WRAPPED_TEXT, page.query_selector("body")):
+            problems.append(f"{path.name}: a printed text wraps its lines: {text!r}")
+    assert not problems, "\n".join(problems[:20])
+    offline.assert_clean()
+
+
+def test_every_slide_fits_a_1280x720_screen(built, deck_screen):
+    problems = []
+    for path in sorted(built["slides"].glob("*.slides.html")):
+        page = deck_screen.open(path)
+        for number in slides(page):
+            slide = page.query_selector(".reveal .slides > section.present")
+            box = slide.bounding_box()
+            if box["y"] < 0 or box["y"] + box["height"] > DECK_SCREEN["height"]:
+                problems.append(f"{path.name} slide {number}: {box} leaves the screen")
+            for part in page.evaluate(OVERFLOWS, slide):
+                if not (part["scrolls"] and part["focusable"]):
+                    problems.append(f"{path.name} slide {number}: clipped: {part}")
+    assert not problems, "\n".join(problems[:20])
+    shot(page, "slides_last")
+    deck_screen.assert_clean()
+
+
+def test_the_site_has_no_serious_accessibility_findings(built, offline):
+    found = []
+    for path in sorted(built["site"].glob("*.html")):
+        found += findings(offline.open(path), where=path.name)
+    assert not found, report(found)
+    offline.assert_clean()
+
+
+def test_the_decks_have_no_serious_accessibility_findings(built, deck_screen):
+    found = findings(deck_screen.open(built["slides"] / "index.html"), where="index.html")
+    for path in sorted(built["slides"].glob("*.slides.html")):
+        page = deck_screen.open(path)
+        for number in slides(page):
+            found += findings(page, include=[".reveal"], where=f"{path.name} slide {number}")
+    assert not found, report(found)
+    deck_screen.assert_clean()

@@ -3,16 +3,24 @@
 Notebook 06 compares the broken `addc_mul_div_out_mps` of PyTorch 2.2.1 with its working sibling
 `binaryOpTensor`, and with the fixed version of 2.4.0. The course does not copy PyTorch's source
 into its repository: where the learner has a network, the two files are fetched once at the
-release commits below and cached in the user's cache folder; each function is cut out of its file
-by its name and braces (found by content, so a moved line does not matter). Offline, or with
-`COURSE_OFFLINE=1` (the tests set it: they never touch the network), the functions are not
-shown and the links are.
+release commits below and cached in the user's cache folder (outside the repository); each
+function is cut out of its file by its name and braces (found by content, so a moved line does
+not matter). Offline, or with `COURSE_OFFLINE=1` (the tests set it: they never touch the
+network), the functions are not shown and the links are.
+
+A workshop room's network is the first thing to fail, so an instructor fills the cache while
+online (`make fetch-sources`, i.e. `python -m course.kernels.upstream`): notebook 06 then shows
+the kernels offline on that machine, and `make site` (which only ever reads the cache) puts them
+into the static pages.
+
+    python -m course.kernels.upstream    # fetch every source notebook 06 shows into the cache
 """
 
 from __future__ import annotations
 
 import os
 import re
+import sys
 import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
@@ -57,6 +65,8 @@ class Source:
 BROKEN = Source("broken, PyTorch 2.2.1", "2.2.1", "PointwiseOps.mm", "addc_mul_div_out_mps")
 SIBLING = Source("working sibling, PyTorch 2.2.1", "2.2.1", "BinaryOps.mm", "binaryOpTensor")
 FIXED = Source("fixed, PyTorch 2.4.0", "2.4.0", "PointwiseOps.mm", "addc_mul_div_out_mps")
+SOURCES = (BROKEN, SIBLING, FIXED)  # everything notebook 06 shows
+FETCH_HINT = "run `make fetch-sources` while online to cache it"
 
 
 def offline() -> bool:
@@ -72,13 +82,20 @@ def cache_dir() -> Path:
     return cache / "pytorch-internals-course" / "upstream"
 
 
-def fetch(source: Source) -> str:
-    """The whole file `source` lives in: from the cache, else from GitHub (then cached)."""
-    cached = cache_dir() / COMMITS[source.version] / source.file
+def cached_path(source: Source) -> Path:
+    """Where the file `source` lives in, once fetched, is kept."""
+    return cache_dir() / COMMITS[source.version] / source.file
+
+
+def fetch(source: Source, network: bool = True) -> str:
+    """The whole file `source` lives in: from the cache, else (if `network`) from GitHub, cached."""
+    cached = cached_path(source)
     if cached.is_file():
         return cached.read_text()
+    if not network:
+        raise Offline(f"{source.file} at {source.version} is not cached: {FETCH_HINT}")
     if offline():
-        raise Offline("COURSE_OFFLINE is set, so nothing is fetched")
+        raise Offline(f"COURSE_OFFLINE is set, so nothing is fetched ({FETCH_HINT})")
     try:
         with urllib.request.urlopen(source.raw_url, timeout=TIMEOUT_S) as response:
             text = response.read(MAX_BYTES).decode("utf-8")
@@ -110,13 +127,45 @@ def function_text(file_text: str, name: str) -> str:
     raise CourseError(f"no definition of {name}() found: PyTorch moved it, read the file instead")
 
 
-def show(*sources: Source) -> str:
-    """Each function with a heading, or (offline) why not, and where to read it."""
+def show(*sources: Source, network: bool = True) -> str:
+    """Each function with a heading, or why not and where to read it; `network=False` reads
+    only the cache (the static site's build never fetches)."""
     parts = []
     for source in sources:
         head = f"// ---- {source.function}, {source.label} ({source.file}) ----"
         try:
-            parts.append(f"{head}\n{function_text(fetch(source), source.function)}")
+            text = function_text(fetch(source, network), source.function)
+            parts.append(f"{head}\n{text}")
         except CourseError as exc:
             parts.append(f"{head}\n// not shown: {exc}\n// read it at {source.page_url}")
     return "\n\n".join(parts)
+
+
+def fetch_all(sources: tuple[Source, ...] = SOURCES) -> list[str]:
+    """Fetch (or find cached) every source and cut its function, so a missing or moved one
+    shows up now, online, and not in front of a room. One line per source; Offline or
+    CourseError names the first that failed."""
+    lines = []
+    for source in sources:
+        lines_of_code = function_text(fetch(source), source.function).count("\n") + 1
+        lines.append(
+            f"cached: {source.function}, {source.label}: {lines_of_code} lines "
+            f"({cached_path(source)})"
+        )
+    return lines
+
+
+def main() -> int:
+    """`make fetch-sources`: fill the cache notebook 06 and `make site` read."""
+    try:
+        lines = fetch_all()
+    except CourseError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+    print("\n".join(lines))
+    print("Notebook 06 now shows these offline on this machine; rebuild the site (make site).")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

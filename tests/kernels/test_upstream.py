@@ -69,27 +69,81 @@ def test_a_failed_fetch_is_a_clear_message(monkeypatch, tmp_path):
 def test_a_fetch_is_cached_and_read_back(monkeypatch, tmp_path):
     monkeypatch.setenv("COURSE_CACHE_DIR", str(tmp_path))
     monkeypatch.setenv("COURSE_OFFLINE", "0")
-    calls = []
-
-    class Response:
-        def __enter__(self):
-            return self
-
-        def __exit__(self, *exc):
-            return False
-
-        def read(self, limit):
-            return FILE.replace("binaryOpTensor", "addc_mul_div_out_mps").encode()
-
-    def fake_urlopen(url, timeout):
-        calls.append(url)
-        return Response()
-
-    monkeypatch.setattr(upstream.urllib.request, "urlopen", fake_urlopen)
+    github = FakeGitHub()
+    monkeypatch.setattr(upstream.urllib.request, "urlopen", github)
     first = upstream.show(upstream.BROKEN)
     monkeypatch.setenv("COURSE_OFFLINE", "1")  # the second read comes from the cache
-    assert upstream.show(upstream.BROKEN) == first and len(calls) == 1
+    assert upstream.show(upstream.BROKEN) == first and github.urls == [upstream.BROKEN.raw_url]
     assert "static void addc_mul_div_out_mps(" in first
+
+
+class FakeGitHub:
+    """urlopen for the tests, which never touch the network: each pinned file holds made-up
+    bodies (FILE's) of the functions notebook 06 cuts from it. tests/test_site_offline.py runs
+    `make fetch-sources` with it too."""
+
+    def __init__(self) -> None:
+        self.urls: list[str] = []
+
+    def __call__(self, url, timeout):
+        self.urls.append(url)
+        names = [s.function for s in upstream.SOURCES if s.raw_url == url]
+        body = "\n".join(FILE.replace("binaryOpTensor", name) for name in names)
+        return _Response(body.encode())
+
+
+class _Response:
+    def __init__(self, body: bytes) -> None:
+        self.body = body
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False
+
+    def read(self, limit):
+        return self.body[:limit]
+
+
+def test_fetch_sources_fills_the_cache_notebook_06_reads_offline(monkeypatch, tmp_path, capsys):
+    monkeypatch.setenv("COURSE_CACHE_DIR", str(tmp_path))
+    monkeypatch.setenv("COURSE_OFFLINE", "0")  # an instructor, online
+    github = FakeGitHub()
+    monkeypatch.setattr(upstream.urllib.request, "urlopen", github)
+    assert upstream.main() == 0
+    out = capsys.readouterr().out
+    assert out.count("cached: ") == len(upstream.SOURCES) and "make site" in out
+    assert sorted(github.urls) == sorted({s.raw_url for s in upstream.SOURCES})  # once each
+    for source in upstream.SOURCES:
+        assert upstream.cached_path(source).is_file()
+    monkeypatch.setenv("COURSE_OFFLINE", "1")  # the workshop room
+    monkeypatch.setattr(upstream.urllib.request, "urlopen", _no_network)
+    text = upstream.show(*upstream.SOURCES)
+    assert "not shown" not in text
+    assert "static void addc_mul_div_out_mps(" in text and "static void binaryOpTensor(" in text
+
+
+def test_fetch_sources_fails_clearly_offline_or_on_a_moved_function(monkeypatch, tmp_path, capsys):
+    monkeypatch.setenv("COURSE_CACHE_DIR", str(tmp_path))
+    monkeypatch.setenv("COURSE_OFFLINE", "0")
+    monkeypatch.setattr(upstream.urllib.request, "urlopen", _no_network)
+    assert upstream.main() == 1
+    assert "could not fetch https://raw.githubusercontent.com" in capsys.readouterr().err
+    cached = upstream.cached_path(upstream.BROKEN)
+    cached.parent.mkdir(parents=True)
+    cached.write_text("// PyTorch renamed everything\n")
+    with pytest.raises(CourseError, match="no definition of addc_mul_div_out_mps"):
+        upstream.fetch_all((upstream.BROKEN,))
+
+
+def test_without_network_only_the_cache_is_read(monkeypatch, tmp_path):
+    monkeypatch.setenv("COURSE_CACHE_DIR", str(tmp_path))
+    monkeypatch.setenv("COURSE_OFFLINE", "0")
+    monkeypatch.setattr(upstream.urllib.request, "urlopen", _no_network)
+    with pytest.raises(upstream.Offline, match="not cached: run `make fetch-sources`"):
+        upstream.fetch(upstream.FIXED, network=False)
+    assert "make fetch-sources" in upstream.show(upstream.FIXED, network=False)
 
 
 def _no_network(*args, **kwargs):
