@@ -12,7 +12,9 @@ Use it the way you would use "mps":
 See `course.emps.device` for how it plugs into PyTorch's dispatcher, `course.emps.ops` for
 which op takes which path, `course.emps.mps_kernels` for the working and broken kernel patterns,
 `course.emps.optim_paths` for `foreach=True` / `fused=True` (what real MPS did, with sources),
-and `course.emps.profiles` for the version history. Needs torch >= 2.10.
+`course.emps.storage` for device memory (`data_ptr()`, storages, `torch.save`/`torch.load`),
+and `course.emps.profiles` for the version history. The active profile and the recorders
+belong to the process, one thread at a time (Note in `course.emps.threads`). Needs torch >= 2.10.
 """
 
 from __future__ import annotations

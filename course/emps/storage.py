@@ -31,7 +31,7 @@ _HOST = "_emps_host"  # the attribute of a device storage that holds its host (C
 _DEVICE_STORAGES: weakref.WeakValueDictionary[int, torch.UntypedStorage] = (
     weakref.WeakValueDictionary()
 )
-_CPU_STORAGE_NEW = torch.UntypedStorage.__new__
+_CPU_STORAGE_NEW = torch._C.StorageBase.__new__  # what torch.UntypedStorage(...) runs unpatched
 
 
 def device_storage(host: torch.UntypedStorage, device: torch.device) -> torch.UntypedStorage:
