@@ -394,6 +394,26 @@ def test_figures_from_assets_travel_with_the_pages(tmp_path, fake_web):
         _build_tiny(notebooks, fake_web, cells)
 
 
+MARKDOWN_IMAGE = re.compile(r"!\[([^\]]*)\]\(\.\./assets/([\w.-]+)\)")
+
+
+def test_every_figure_says_what_it_shows():
+    """A screen reader reads the alt text instead of the figure: it must carry what the figure
+    shows (its parts and values), not a title or a file name. Every diagram is shown somewhere."""
+    shown = set()
+    for lesson in LESSONS:
+        nb = nbformat.read(ROOT / "notebooks" / lesson.filename, as_version=4)
+        for cell in nb.cells:
+            if cell.cell_type != "markdown":
+                continue
+            for alt, name in MARKDOWN_IMAGE.findall(cell.source):
+                shown.add(name)
+                words = alt.split()
+                assert len(words) >= 20, f"{lesson.filename}: ![{alt}] says too little of {name}"
+                assert Path(name).stem not in alt, f"{lesson.filename}: {name}'s alt is its name"
+    assert {path.name for path in (ROOT / "assets").glob("*.png")} <= shown
+
+
 def test_a_mermaid_diagram_is_refused_clearly(tmp_path, fake_web):
     cells = [new_markdown_cell("# 00 · Tiny\n\n```mermaid\ngraph TD; A-->B\n```")]
     with pytest.raises(CourseError, match="mermaid diagram"):
