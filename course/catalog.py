@@ -154,8 +154,8 @@ LESSONS: tuple[Lesson, ...] = (
         "Can you find a bug you have never seen, on your own, with the tools of this course?",
         40,
         (
-            "reproduce an unseen bug in one op on one layout",
-            "name the culprit op and layout",
+            "reproduce an unseen bug in one op under one condition",
+            "name the culprit op and condition",
             "fix the model, not the device",
         ),
     ),

@@ -227,7 +227,6 @@ HAND_TABLES = {
     "05_dispatch.ipynb",
     "06_placeholder.ipynb",
     "07_compiled_kernels.ipynb",
-    "10_your_case.ipynb",
 }
 
 

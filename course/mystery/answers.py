@@ -95,7 +95,4 @@ def judge_fix(report: ScenarioReport, healthy: ScenarioReport, fired: int) -> Ve
             mine,
             theirs,
         )
-    return passed(
-        "with your patch the scenario trains on the case's device as on the CPU, and the "
-        "planted kernel never meets its condition"
-    )
+    return passed("the scenario trains on the case's device as on the CPU; the trigger is gone")

@@ -21,6 +21,7 @@ import contextlib
 import functools
 import inspect
 import secrets
+import textwrap
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
@@ -161,12 +162,14 @@ class Case:
         return brief(self._spec.design.description, list(self._found.findings))
 
     def describe(self) -> Text:
-        """Title, seed and the user's report."""
-        return Text(
-            f"{self.title}   (seed {self.seed})\n\n{self.brief}\n\n"
+        """Title, seed and the user's report, wrapped to fit a notebook cell."""
+        paragraphs = [
+            self.brief,
             "The user's code: case.source(). Its training run: case.run_scenario() "
-            '(and case.run_scenario(device="cpu")).'
-        )
+            '(and case.run_scenario(device="cpu")).',
+        ]
+        wrapped = "\n\n".join(textwrap.fill(text, 96) for text in paragraphs)
+        return Text(f"{self.title}   (seed {self.seed})\n\n{wrapped}")
 
     def source(self) -> Text:
         """The user's code: the model class, its recipe, the helpers it uses, build and data."""
@@ -454,8 +457,7 @@ def _judge_repro(case: Case, repro: Callable[[], object]) -> Verdict:
                 expected,
             )
     return passed(
-        "a minimal reproduction: it shows this bug, and stays quiet on a healthy device, on a "
-        "device with other ops broken the same way and on one with this op broken another way"
+        "a minimal reproduction: True on this bug; False with no bug and with two other bugs"
     )
 
 

@@ -9,7 +9,8 @@ before (`Memory`). `CONDITIONS` is the list `check_culprit` accepts; `PATTERNS` 
 answer, which real kernel habit each one is modelled on.
 
 Note [Conditions are the learner's vocabulary]
-    Layout conditions use the names of course.layout.named (one vocabulary for the course), and
+    Layout conditions use the names and tests of course.layout.named (one vocabulary for the
+    course; tests/mystery/test_conditions.py checks the names), and
     every name is accepted as a learner might type it (`channels_last`, `bf16`, `Permuted`):
     see `condition_name`.
 """
@@ -24,7 +25,7 @@ import torch
 
 from course.emps.mps_kernels import KernelCall
 from course.errors import CourseError
-from course.layout.named import ALIASES, LAYOUTS, has_layout
+from course.layout.named import ALIASES, has_layout
 
 LAYOUT_KINDS = ("transposed", "step-sliced", "storage-offset", "channels-last", "permuted")
 VECTOR_WIDTH = 4  # elements a vectorised kernel handles at once (float4)
@@ -32,7 +33,11 @@ TINY = 6.1e-5  # float16's smallest normal number: a half-precision constant flu
 
 # name -> what a learner reads in case.conditions()
 CONDITIONS: dict[str, str] = {
-    **{name: f"an output that is {LAYOUTS[name]}" for name in LAYOUT_KINDS},
+    "transposed": "a 2-D output stored column by column, e.g. w.T",
+    "step-sliced": "an output with gaps between its elements, e.g. w[:, ::2]",
+    "storage-offset": "an output that starts inside its storage, e.g. w[4:]",
+    "channels-last": "a 4-D output in torch.channels_last memory format",
+    "permuted": "an output of 3 or more dims stored in another order, e.g. x.permute(1, 2, 0)",
     "bfloat16": "an output of dtype bfloat16, whatever its layout",
     "large": "an output with more elements than some bound",
     "long-dim": "an output with one dimension longer than some bound",

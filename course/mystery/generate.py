@@ -11,10 +11,10 @@ reference repro and the reference fix (as source).
 Note [Most cases need a hypothesis]
     The auditor's default sweep covers the named layouts and every dtype, so it finds a planted
     bug on a layout or on bfloat16 at once (and sometimes a stale cache). Those kinds are drawn
-    rarely (`VISIBLE_KINDS`, about one case in five); the others (sizes, operands, scalars, caches, the foreach path) need the
-    learner to form a hypothesis from the symptom and test it, with the auditor's knobs
-    (shape=, scalars=, inputs=) or an experiment of their own. tests/mystery/test_generate.py
-    audits a sample of 40 cases.
+    rarely (`VISIBLE_KINDS`, about one case in five); the others (sizes, operands, scalars, the
+    foreach path) need the learner to form a hypothesis from the symptom and test it, with the
+    auditor's knobs (shape=, scalars=, inputs=) or an experiment of their own.
+    tests/mystery/test_generate.py audits a sample of 40 cases.
 """
 
 from __future__ import annotations

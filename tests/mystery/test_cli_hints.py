@@ -15,7 +15,7 @@ from course.mystery.hints import STEPS, hint_text
 def test_with_a_seed_it_prints_that_cases_brief_and_runs_it(capsys):
     assert cli(["--seed", "14"]) == 0
     out = capsys.readouterr().out
-    assert "(seed 14)" in out and measured(14).spec.design.description in out
+    assert "(seed 14)" in out and measured(14).spec.design.description in " ".join(out.split())
     assert "norm before -> after" in out and "Your case has seed" not in out
 
 
