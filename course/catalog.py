@@ -20,7 +20,12 @@ NOTEBOOK_DIR = Path(__file__).resolve().parents[1] / "notebooks"
 
 @dataclass(frozen=True)
 class Lesson:
-    """One notebook: its file, the question it answers, and what it needs to run fully."""
+    """One notebook: its file, the question it answers, and what it needs to run fully.
+
+    `preview` asks the question as the course map of notebook 00 shows it, before the
+    investigation starts: where the lesson goes, never what an earlier lesson finds (the
+    lesson's own question may name it, once the learner has found it). Empty when the question
+    gives nothing away."""
 
     filename: str
     title: str
@@ -28,6 +33,12 @@ class Lesson:
     minutes: int
     goals: tuple[str, ...]
     needs: frozenset[str] = field(default_factory=frozenset)  # e.g. {"compiler"}
+    preview: str = ""
+
+    @property
+    def preview_question(self) -> str:
+        """The question as a learner may read it before lesson 01: `preview`, else `question`."""
+        return self.preview or self.question
 
 
 LESSONS: tuple[Lesson, ...] = (
@@ -75,6 +86,7 @@ LESSONS: tuple[Lesson, ...] = (
             "test each of its in-place ops alone",
             "see one bug mask another",
         ),
+        preview="What does one optimizer step do, one operation at a time?",
     ),
     Lesson(
         "04_strides.ipynb",
@@ -87,6 +99,7 @@ LESSONS: tuple[Lesson, ...] = (
             "write torch's contiguity rule",
             "see why clone kept the layout",
         ),
+        preview="What does a tensor hold besides its values, and where does that come from?",
     ),
     Lesson(
         "05_dispatch.ipynb",
@@ -111,6 +124,7 @@ LESSONS: tuple[Lesson, ...] = (
             "write an output placeholder",
             "see what macOS 15 changed",
         ),
+        preview="What does a device's kernel do with the tensors it is handed?",
     ),
     Lesson(
         "07_compiled_kernels.ipynb",
@@ -124,6 +138,7 @@ LESSONS: tuple[Lesson, ...] = (
             "beat ATen on a transposed output",
         ),
         frozenset({"compiler"}),
+        preview="What must a compiled C++ kernel get right, and what does getting it right cost?",
     ),
     Lesson(
         "08_pattern_strikes_again.ipynb",

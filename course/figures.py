@@ -11,7 +11,8 @@ the markdown as PNG files in `assets/`, drawn here. `scripts/make_assets.py` sav
 tests/test_assets.py redraws them to prove the committed files are not stale.
 
 Each diagram states only what the notebook that shows it already says, so none spoils an
-exercise: the dispatcher's path does not list which dispatch keys run (notebook 05 asks that),
+exercise: the stack's layers are PyTorch's own, not what the investigation finds in them, the
+dispatcher's path does not list which dispatch keys run (notebook 05 asks that),
 and the Placeholder's lost write is drawn for notebook 06, after the cause is known.
 Each diagram's axes is laid out in inches (1 data unit = 1 inch), so sizes read directly.
 """
@@ -120,11 +121,13 @@ def _grid(
 
 # --- notebook 01: the layers the investigation walks down ---------------------------------------
 
+# Shown before the investigation starts: each layer is named as PyTorch's, never by what the
+# investigation finds there (no particular optimizer, op or memory layout).
 LAYERS: tuple[tuple[str, str, str], ...] = (
-    ("Loss", "the training run: what you can see going wrong", "01"),
-    ("Optimizer", "torch.optim.Adam: the step that updates every weight", "02-03"),
-    ("Strides", "how a tensor's elements are laid out in memory", "04"),
-    ("Dispatcher", "how one Python call finds a device-specific kernel", "05"),
+    ("Training", "the run you watch: its loss and its weights", "01"),
+    ("Library", "the Python parts you call: modules, autograd, optimizers", "02-03"),
+    ("Tensor", "what a tensor is, beneath the values it prints", "04"),
+    ("Dispatcher", "how one Python call finds the code for its device", "05"),
     ("Kernel", "the code that computes, on each device", "06-07"),
 )
 LAYER_FILLS = ("#deebf7", "#c6dbef", "#9ecae1", "#6baed6", "#4292c6")

@@ -80,3 +80,28 @@ def test_dependencies_are_transitive_and_include_packages_and_data():
     assert "course.kernels.cpp" in kernel
     files = {p.name for p in dependency_files(kernel)}
     assert {"harness.py", "addcmul_kernels.cpp"} <= files
+
+
+# What the investigation finds, in words: none may appear in the map a learner reads first.
+FINDINGS = (
+    "contiguous",
+    "layout",
+    "stride",
+    "adam",
+    "addcmul",
+    "addcdiv",
+    "lose",
+    "lost",
+    "break",
+    "placeholder",
+    "frozen",
+    "freeze",
+)
+
+
+@pytest.mark.parametrize("entry", LESSONS, ids=lambda e: e.filename)
+def test_the_course_map_says_where_a_lesson_goes_not_what_it_finds(entry):
+    """Notebook 00's course map shows `preview_question` before lesson 01 has begun."""
+    shown = entry.preview_question.lower()
+    assert not [word for word in FINDINGS if word in shown], entry.preview_question
+    assert shown.endswith("?")
