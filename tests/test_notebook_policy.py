@@ -200,7 +200,6 @@ def _import_cells(nb: nbformat.NotebookNode) -> list[int]:
 
 # Notebooks that import in several cells today; each lesson's rewrite takes itself off the list.
 SCATTERED_IMPORTS = {
-    "01_the_plateau.ipynb",
     "03_inside_adam.ipynb",
     "05_dispatch.ipynb",
 }
@@ -222,7 +221,6 @@ HAND_TABLE = re.compile(
 )
 # Notebooks that line up columns by hand today; each lesson's rewrite takes itself off the list.
 HAND_TABLES = {
-    "01_the_plateau.ipynb",
     "03_inside_adam.ipynb",
     "05_dispatch.ipynb",
     "06_placeholder.ipynb",

@@ -1,0 +1,617 @@
+"""01.snapshot, 01.frozen_names, 01.frozen and the 01.how_many_frozen prediction.
+
+Which weights never moved is the story's first real measurement, so each piece is checked
+where it breaks: a snapshot on the CPU (where `.cpu()` returns the tensor itself) as well as on
+the device; the frozen-names check on runs where the answer differs (a later profile, the CPU,
+a run that trains only the decoder, a learning rate so small that weights move by one float32
+step) and on hand-made "runs" that only an exact, whole-tensor comparison notices (two values
+swapping places, a change that keeps the sum, NaN). The names the text then builds on are
+checked against the model they were measured on.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+
+from course import emps
+from course.exercises import (
+    Exercise,
+    Prediction,
+    Verdict,
+    failed,
+    passed,
+    register,
+    register_prediction,
+)
+from course.model.runs import dataset, fresh_model, trainer
+from course.model.sae import TopKSAE
+
+LATER = emps.FIXED_MACOS14  # a profile without the story's bug, for hidden runs
+SMALL = {"d_model": 64, "n_features": 256, "k": 8}
+
+
+@dataclass(frozen=True)
+class Case:
+    """A hidden run: the model, what trains it, and why a right answer must get it right.
+
+    `subtle`: only an exact comparison of whole tensors sees what this run changed."""
+
+    what: str
+    make: Callable[[], TopKSAE]
+    train: Callable[[TopKSAE], object]
+    why: str = ""
+    subtle: bool = False
+
+
+def _names(model: TopKSAE) -> list[str]:
+    return [name for name, _ in model.named_parameters()]
+
+
+def _values(model: TopKSAE) -> dict[str, torch.Tensor]:
+    return {name: p.detach().cpu().clone() for name, p in model.named_parameters()}
+
+
+# ---- 01.snapshot -----------------------------------------------------------------------------
+
+SNAPSHOT_CASES = (
+    Case(
+        "the story's model on the emulated device, trained on a later profile",
+        lambda: fresh_model(LATER),
+        trainer(LATER, steps=2, lr=1e-2),
+    ),
+    Case(
+        "the same model on the CPU",
+        lambda: fresh_model(device="cpu", **SMALL),
+        trainer(steps=2, lr=1e-2),
+    ),
+    Case(
+        "another seed and smaller sizes, trained with SGD",
+        lambda: fresh_model(LATER, seed=7, **SMALL),
+        trainer(LATER, steps=2, lr=1e-1, optimizer="sgd"),
+    ),
+)
+
+
+def _snapshot_keys(mine: object, model: TopKSAE, what: str) -> Verdict | None:
+    names = _names(model)
+    if not isinstance(mine, dict):
+        return failed(
+            f"return a dict from every parameter name to a copy of its values ({what})",
+            type(mine).__name__,
+            "dict",
+        )
+    missing = [name for name in names if name not in mine]
+    if missing:
+        return failed(
+            f"on {what}, your snapshot has no entry for {', '.join(missing)}: keep every "
+            "parameter, under its name from model.named_parameters()",
+            sorted(map(str, mine)),
+            names,
+        )
+    return None
+
+
+def _not_a_copy(values: object, param: torch.Tensor, where: str) -> Verdict | None:
+    """Why one entry is not a tensor holding the parameter's values, before any training."""
+    if isinstance(values, list):
+        return failed(
+            f"{where} is a list (.tolist()): a copy, but of Python numbers, not a tensor. Keep "
+            "a tensor (.clone()): it keeps the dtype and the shape, and torch.equal compares "
+            "it with the parameter bitwise",
+            "list",
+            "torch.Tensor",
+        )
+    if isinstance(values, np.ndarray):
+        return failed(
+            f"{where} is a NumPy array, not a tensor, and on the CPU .numpy() shares the "
+            "tensor's memory, so training would change it. Keep a tensor copy (.clone())",
+            "numpy.ndarray",
+            "torch.Tensor",
+        )
+    if not isinstance(values, torch.Tensor):
+        return failed(f"{where} is not a tensor", type(values).__name__, "torch.Tensor")
+    if values.dtype != param.dtype:
+        return failed(
+            f"{where} is {values.dtype}, the parameter {param.dtype}: a converted copy is not "
+            "the values (float16 rounds them, and MPS has no float64). Keep the dtype",
+            values.dtype,
+            param.dtype,
+        )
+    if values.shape != param.shape or not torch.equal(values.detach().cpu(), param.detach().cpu()):
+        return failed(
+            f"{where} does not hold the parameter's values: copy them as they are",
+            list(values.shape),
+            list(param.shape),
+        )
+    return None
+
+
+def _changed(values: torch.Tensor, param: torch.Tensor, where: str) -> Verdict:
+    how = (
+        "it is the parameter itself (named_parameters() hands out the parameters, not copies)"
+        if values is param
+        else "it shares memory with the parameter (state_dict(), .detach() and .data are "
+        "views of the same storage, and on the CPU .cpu() returns the tensor itself)"
+    )
+    return failed(
+        f"{where} changed when the model trained: {how}. A snapshot must be a copy.",
+        "changed with training",
+        "the values before training",
+    )
+
+
+def _check_snapshot(fn: Callable) -> Verdict:
+    for case in SNAPSHOT_CASES:
+        model = case.make()
+        params = dict(model.named_parameters())
+        mine = fn(model)
+        verdict = _snapshot_keys(mine, model, case.what)
+        for name, param in params.items():
+            verdict = verdict or _not_a_copy(
+                mine[name], param, f"on {case.what}, your snapshot of {name}"
+            )
+        if verdict is not None:
+            return verdict
+        before = _values(model)
+        case.train(model)
+        for name, param in params.items():
+            if not torch.equal(mine[name].detach().cpu(), before[name]):
+                return _changed(mine[name], param, f"on {case.what}, your snapshot of {name}")
+    return passed("a real copy: training cannot reach it, on any device.")
+
+
+def _reference_snapshot():
+    def snapshot(model):
+        return {name: p.detach().cpu().clone() for name, p in model.named_parameters()}
+
+    return snapshot
+
+
+def _only_weights():
+    def snapshot(model):
+        return {n: p.detach().clone() for n, p in model.named_parameters() if "weight" in n}
+
+    return snapshot
+
+
+register(
+    Exercise(
+        name="01.snapshot",
+        prompt="Write snapshot(model) -> dict: every parameter's name -> a tensor copy of its "
+        "values that later training cannot change.",
+        checker=_check_snapshot,
+        hint="model.named_parameters() gives (name, parameter) pairs. A copy needs .clone(); "
+        ".detach() and state_dict() share the parameter's memory.",
+        reference=_reference_snapshot,
+        wrong_answers=(
+            lambda: lambda model: dict(model.named_parameters()),
+            lambda: lambda model: model.state_dict(),
+            lambda: lambda model: {n: p.detach() for n, p in model.named_parameters()},
+            lambda: lambda model: {n: p.detach().cpu() for n, p in model.named_parameters()},
+            lambda: lambda model: {n: p.tolist() for n, p in model.named_parameters()},
+            lambda: (
+                lambda model: {n: p.detach().cpu().numpy() for n, p in model.named_parameters()}
+            ),
+            _only_weights,
+            lambda: lambda model: {n: p.detach().half() for n, p in model.named_parameters()},
+        ),
+    )
+)
+
+# ---- 01.frozen_names -------------------------------------------------------------------------
+
+
+def _decoder_only(profile: emps.Profile) -> Callable[[TopKSAE], None]:
+    """Training that updates only the decoder (an optimizer over the decoder's parameters)."""
+
+    def train(model: TopKSAE) -> None:
+        data = dataset(d_model=model.encoder.weight.shape[1]).x[:64]
+        with emps.use_profile(profile):
+            x = data.to(next(model.parameters()).device)
+            opt = torch.optim.Adam(model.decoder.parameters(), lr=1e-3)
+            for _ in range(2):
+                opt.zero_grad()
+                (model(x) - x).pow(2).sum(-1).mean().backward()
+                opt.step()
+
+    return train
+
+
+def _edit(change: Callable[[TopKSAE], None]) -> Callable[[TopKSAE], None]:
+    """A "run" that changes a weight by hand: what only an exact comparison can see."""
+
+    def train(model: TopKSAE) -> None:
+        with torch.no_grad():
+            change(model)
+
+    return train
+
+
+def _swap_two(model: TopKSAE) -> None:
+    """The last two values of encoder.weight's last row trade places."""
+    row = model.encoder.weight[-1]
+    row[-2:] = row[-2:].flip(0).clone()
+
+
+def _shift_bias(model: TopKSAE) -> None:
+    """encoder.bias (zeros at init) goes up 0.5 in one place, down 0.5 in another."""
+    model.encoder.bias[0] += 0.5
+    model.encoder.bias[1] -= 0.5
+
+
+def _nan_tail(model: TopKSAE) -> None:
+    model.decoder.weight[-1, -3:] = float("nan")
+
+
+def _small_cpu() -> TopKSAE:
+    return fresh_model(device="cpu", **SMALL)
+
+
+FROZEN_CASES = (
+    Case(
+        "the story's profile, a smaller model",
+        lambda: fresh_model(**SMALL),
+        trainer(steps=3),
+        "the answer must come from the run you were given",
+    ),
+    Case(
+        f"a later profile ({LATER.name})",
+        lambda: fresh_model(LATER),
+        trainer(LATER, steps=3),
+        "on this profile every weight trains: the answer must come from the run you were "
+        "given, not from the story",
+    ),
+    Case(
+        "the CPU",
+        lambda: fresh_model(device="cpu", **SMALL),
+        trainer(steps=3),
+        "on the CPU every weight trains: the answer must come from the run you were given",
+    ),
+    Case(
+        "the same values built another way",
+        lambda: fresh_model(init="contiguous", **SMALL),
+        trainer(steps=3),
+        "only the run can say what moved: compare before and after",
+    ),
+    Case(
+        "another seed",
+        lambda: fresh_model(seed=11, **SMALL),
+        trainer(steps=3, seed=11),
+        "only the run can say what moved: compare before and after",
+    ),
+    Case(
+        "a later profile with lr = 1e-8 (weights move by a float32 step or two)",
+        lambda: fresh_model(LATER, **SMALL),
+        trainer(LATER, steps=1, lr=1e-8),
+        "close is not equal: a weight that moved by one float32 step has moved. Compare "
+        "exactly (torch.equal)",
+        subtle=True,
+    ),
+    Case(
+        "a run whose optimizer only holds the decoder",
+        lambda: fresh_model(LATER, **SMALL),
+        _decoder_only(LATER),
+        "only the decoder trained, so the encoder's weight and its bias both stayed: every "
+        "parameter counts, biases too",
+    ),
+    Case(
+        "a run that swapped two values in the last row of encoder.weight",
+        _small_cpu,
+        _edit(_swap_two),
+        "the same values in other places are another tensor: a sum, sorted values or the "
+        "first elements cannot see that. Compare whole tensors (torch.equal)",
+        subtle=True,
+    ),
+    Case(
+        "a run that moved encoder.bias up by 0.5 in one place and down by 0.5 in another",
+        _small_cpu,
+        _edit(_shift_bias),
+        "its sum and its mean stayed exactly the same, its values did not. Compare whole "
+        "tensors (torch.equal)",
+        subtle=True,
+    ),
+    Case(
+        "a run that diverged: NaN at the end of decoder.weight",
+        _small_cpu,
+        _edit(_nan_tail),
+        "NaN equals nothing, itself included: a weight that turned NaN has moved. A test for "
+        "'no difference above 0' reads NaN as unchanged; torch.equal does not",
+        subtle=True,
+    ),
+)
+
+
+@functools.cache
+def _expected_frozen(index: int) -> tuple[str, ...]:
+    case = FROZEN_CASES[index]
+    return tuple(sorted(frozen_names(case.make(), case.train)))
+
+
+def _counted(train: Callable[[TopKSAE], object], calls: list[int]) -> Callable:
+    def counted_train(model: TopKSAE) -> object:
+        calls.append(1)
+        return train(model)
+
+    return counted_train
+
+
+def _names_given(got: object, what: str) -> Verdict | None:
+    if isinstance(got, (list, tuple, set)) and all(isinstance(n, str) for n in got):
+        return None
+    return failed(f"return a list of parameter names; on {what} you returned {got!r}")
+
+
+def _train_calls(calls: int, what: str) -> Verdict | None:
+    if calls == 1:
+        return None
+    if calls == 0:
+        return failed(
+            f"on {what}, your function never called train(model): the answer must come from "
+            "the run you were given. Keep a copy, call train(model) once, then compare"
+        )
+    return failed(
+        f"on {what}, your function called train {calls} times: call it once, between the "
+        "copy before and the comparison after"
+    )
+
+
+def _frozen_miss(got: list[str], want: list[str], names: list[str], case: Case) -> Verdict:
+    cause = case.why
+    if not case.subtle and got == sorted(names):
+        cause = (
+            "every parameter reads as frozen, even those that trained: the values you kept "
+            "before training changed with the model. Keep a copy (state_dict() and .detach() "
+            "share the parameters' memory)"
+        )
+    elif not case.subtle and got == sorted(set(names) - set(want)):
+        cause = "those are the parameters that moved: the question is which did not"
+    return failed(
+        f"on {case.what}, not the parameters left bitwise equal to their initial values: {cause}",
+        got,
+        want,
+    )
+
+
+def _check_frozen_names(fn: Callable) -> Verdict:
+    for index, case in enumerate(FROZEN_CASES):
+        calls: list[int] = []
+        model = case.make()
+        got = fn(model, _counted(case.train, calls))
+        verdict = _names_given(got, case.what) or _train_calls(len(calls), case.what)
+        if verdict is not None:
+            return verdict
+        want = list(_expected_frozen(index))
+        if sorted(got) != want:
+            return _frozen_miss(sorted(got), want, _names(model), case)
+    return passed(
+        "your check follows the run: on the story's profile exactly one tensor, encoder.weight, "
+        "is bitwise unchanged, while its own bias and the decoder train."
+    )
+
+
+def _reference_frozen_names():
+    def frozen_names(model, train):
+        before = {n: p.detach().cpu().clone() for n, p in model.named_parameters()}
+        train(model)
+        after = {n: p.detach().cpu() for n, p in model.named_parameters()}
+        return [n for n in before if torch.equal(before[n], after[n])]
+
+    return frozen_names
+
+
+# the notebook's name for it, so the references (and solution(...)) read as its cells
+frozen_names = _reference_frozen_names()
+
+
+def _frozen_by(same: Callable, copy: bool = True, weights_only: bool = False):
+    """A learner's frozen_names that compares with `same` (and, without `copy`, keeps views)."""
+
+    def frozen_names(model, train):
+        if copy:
+            before = {n: p.detach().cpu().clone() for n, p in model.named_parameters()}
+        else:
+            before = model.state_dict()
+        train(model)
+        after = dict(model.named_parameters())
+        names = [n for n in before if "weight" in n or not weights_only]
+        return [n for n in names if same(before[n].cpu(), after[n].detach().cpu())]
+
+    return frozen_names
+
+
+def _without_training():
+    def frozen_names(model, train):
+        before = {n: p.detach().cpu().clone() for n, p in model.named_parameters()}
+        after = {n: p.detach().cpu() for n, p in model.named_parameters()}  # train() forgotten
+        return [n for n in before if torch.equal(before[n], after[n])]
+
+    return frozen_names
+
+
+register(
+    Exercise(
+        name="01.frozen_names",
+        prompt="Write frozen_names(model, train) -> list of the parameter names that "
+        "`train(model)` left bitwise equal to their values before training.",
+        checker=_check_frozen_names,
+        hint="Take a snapshot (a copy!) before train(model), then compare each parameter with "
+        "torch.equal: 'frozen' means equal to the last bit, not 'close'.",
+        reference=_reference_frozen_names,
+        wrong_answers=(
+            lambda: _frozen_by(torch.allclose),
+            lambda: _frozen_by(torch.equal, copy=False),
+            lambda: _frozen_by(lambda a, b: (a - b).abs().max().item() < 1e-6),
+            lambda: lambda model, train: ["encoder.weight"],
+            lambda: _frozen_by(lambda a, b: bool(a.flatten()[0] == b.flatten()[0])),
+            lambda: _frozen_by(lambda a, b: torch.equal(*(t.flatten().sort()[0] for t in (a, b)))),
+            lambda: _frozen_by(lambda a, b: bool(a.sum() == b.sum())),
+            lambda: _frozen_by(lambda a, b: not bool(((a - b).abs() > 0).any())),
+            lambda: _frozen_by(torch.equal, weights_only=True),
+            _without_training,
+            lambda: _frozen_by(lambda a, b: not torch.equal(a, b)),
+        ),
+    )
+)
+
+# ---- 01.frozen: the names the text builds on ---------------------------------------------------
+
+
+@functools.cache
+def _story_start() -> tuple[dict[str, torch.Tensor], tuple[int, ...]]:
+    """fresh_model()'s starting values, and its encoder weight's strides."""
+    model = fresh_model()
+    return _values(model), model.encoder.weight.stride()
+
+
+def _story_model(model: TopKSAE) -> Verdict | None:
+    """The story's model, fresh_model() as it comes: on the emulated device, its sizes."""
+    start, strides = _story_start()
+    where = next(model.parameters()).device.type
+    if where != "emps":
+        return failed(
+            f"your model lives on {where}: the run the text builds on is the story's, on the "
+            "emulated device (fresh_model() as it comes)",
+            where,
+            "emps",
+        )
+    shapes = {n: list(p.shape) for n, p in model.named_parameters()}
+    if shapes != {n: list(t.shape) for n, t in start.items()}:
+        return failed(
+            "your model has other sizes than the story's: measure fresh_model() as it comes",
+            shapes,
+        )
+    if model.encoder.weight.stride() != strides:
+        return failed(
+            "your model was built with another init than the story's: measure fresh_model() "
+            "as it comes"
+        )
+    return None
+
+
+def _frozen_given(frozen: object, names: list[str]) -> Verdict | None:
+    if isinstance(frozen, int) and not isinstance(frozen, bool):
+        return failed("frozen is a count: give the names (a list of parameter names)", frozen)
+    if isinstance(frozen, str):
+        return failed("frozen is one string: give a list of names (a list, even of one)", frozen)
+    if not isinstance(frozen, (list, tuple, set)) or not all(isinstance(n, str) for n in frozen):
+        return failed("frozen must be a list of parameter names", type(frozen).__name__)
+    unknown = sorted(set(frozen) - set(names))
+    if unknown:
+        return failed(f"{unknown} are not parameter names of the model", unknown, names)
+    return None
+
+
+def _check_frozen(answer: object) -> Verdict:
+    if not (isinstance(answer, tuple) and len(answer) == 2 and isinstance(answer[0], TopKSAE)):
+        return failed(
+            "give the pair (model, frozen): the model your frozen_names trained, then the "
+            "names it found",
+            type(answer).__name__,
+            "(model, list of names)",
+        )
+    model, frozen = answer
+    start, _ = _story_start()
+    verdict = _frozen_given(frozen, list(start)) or _story_model(model)
+    if verdict is not None:
+        return verdict
+    now = _values(model)
+    unchanged = sorted(n for n in start if torch.equal(start[n], now[n]))
+    if unchanged == sorted(start):
+        return failed(
+            "your model is still at its starting values: it never trained. Hand over the model "
+            "your frozen_names trained: model = fresh_model(), then frozen = "
+            "frozen_names(model, trainer(steps=30))"
+        )
+    if not unchanged:
+        return failed(
+            "no parameter of your model is still at fresh_model()'s starting values: it "
+            "started elsewhere (another seed) or trained where every weight moves (another "
+            "profile). The run the text builds on is fresh_model() trained by "
+            "trainer(steps=30), both as they come"
+        )
+    moved = sorted(set(frozen) - set(unchanged))
+    kept = sorted(set(unchanged) - set(frozen))
+    if moved or kept:
+        parts = [f"lists {moved}, which moved on your model"] if moved else []
+        parts += [f"misses {kept}, still bitwise at its starting value"] if kept else []
+        return failed(
+            f"your frozen {' and '.join(parts)}: check your frozen_names first "
+            "(check('01.frozen_names', frozen_names))",
+            sorted(frozen),
+        )
+    return passed(
+        f"measured on the story's run: {unchanged} bitwise unchanged after training, while "
+        "the rest trained."
+    )
+
+
+def _reference_frozen():
+    model = fresh_model()
+    frozen = frozen_names(model, trainer(steps=30))
+    return model, frozen
+
+
+def _measured(
+    model: TopKSAE, measure: Callable = frozen_names, profile: emps.Profile | None = None, **kw
+):
+    """A wrong answer: `model` trained for 2 steps (on `profile`), and what `measure` finds."""
+    return model, measure(model, trainer(profile or emps.DEFAULT_PROFILE, steps=2, **kw))
+
+
+def _story_run_reported_as(frozen: object):
+    model = fresh_model()
+    trainer(steps=2)(model)
+    return model, frozen
+
+
+register(
+    Exercise(
+        name="01.frozen",
+        prompt="Measure the story's run: model = fresh_model(), frozen = frozen_names(model, "
+        "trainer(steps=30)); check the pair (model, frozen).",
+        checker=_check_frozen,
+        hint="Train fresh_model() as it comes, on the story's profile, with your frozen_names "
+        "(which calls train(model) itself), and hand over that same model with its names.",
+        reference=_reference_frozen,
+        wrong_answers=(
+            lambda: (fresh_model(), ["encoder.weight"]),
+            lambda: _measured(fresh_model(device="cpu")),
+            lambda: _measured(fresh_model(LATER), profile=LATER),
+            lambda: _measured(fresh_model(init="contiguous")),
+            lambda: _measured(fresh_model(seed=1), seed=1),
+            lambda: _measured(fresh_model(), _frozen_by(torch.equal, copy=False)),
+            lambda: _story_run_reported_as(1),
+            lambda: _story_run_reported_as("encoder.weight"),
+            lambda: tuple(reversed(_measured(fresh_model()))),
+            lambda: _story_run_reported_as([]),
+            lambda: _story_run_reported_as(["encoder"]),
+        ),
+    )
+)
+
+# ---- prediction ------------------------------------------------------------------------------
+
+
+def _count_frozen() -> str:
+    frozen = frozen_names(fresh_model(), trainer(steps=5))
+    return str(len(frozen))
+
+
+register_prediction(
+    Prediction(
+        "01.how_many_frozen",
+        "The story's model has four parameter tensors (encoder and decoder, weight and bias). "
+        "After training with a stalled loss, how many are still bitwise equal to their "
+        "initial values?",
+        ("0", "1", "2", "4"),
+        _count_frozen,
+        "One: encoder.weight, to the last bit, while its own bias and the whole decoder train. "
+        "Not a learning-rate problem: no learning rate leaves a weight exactly where it was.",
+        answer_words=("exactly one", "only one", "one tensor", "a single tensor"),
+    )
+)
