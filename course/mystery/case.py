@@ -33,7 +33,8 @@ from course.errors import CourseError, require_choice, require_seed
 from course.exercises import _INSTRUCTOR as INSTRUCTOR_STATE
 from course.exercises import NOT_ATTEMPTED, Text, Verdict, failed, is_scaffold, passed
 from course.mystery import guard, hints, models
-from course.mystery.answers import NotAnAnswer, condition, judge_fix, op_name
+from course.mystery.answers import NotAnAnswer, judge_fix, op_name
+from course.mystery.answers import condition as condition_named
 from course.mystery.bugs import bug_free_backend, planted_backend, times_fired
 from course.mystery.conditions import CONDITIONS, PATTERNS
 from course.mystery.effects import EFFECTS
@@ -90,7 +91,7 @@ class _Progress:
 
 
 _PROGRESS: dict[int, _Progress] = {}
-_OPENED: list[Case] = []  # the case hint() talks about: the last one opened
+_OPENED: list[Case] = []  # the case hint() talks about: the one opened last
 
 
 def hint() -> Text:
@@ -147,7 +148,7 @@ class Case:
         self.backend = planted_backend(self._spec.bug)  # your experiments' device: it remembers
         self._judging = False  # True while check_repro runs the learner's function
         self._progress = _PROGRESS.setdefault(self.seed, _Progress())
-        _OPENED.append(self)
+        _OPENED[:] = [self]
 
     # --- what the learner reads ------------------------------------------------------------
 
@@ -297,9 +298,9 @@ class Case:
             finally:
                 self._judging = False
 
-    def check_culprit(self, op: str, condition_: str) -> Verdict:
+    def check_culprit(self, op: str, condition: str) -> Verdict:
         """Judge the culprit: an in-place op (see OPS) and a condition (case.conditions())."""
-        if op is Ellipsis or condition_ is Ellipsis or op is None or condition_ is None:
+        if op is Ellipsis or condition is Ellipsis or op is None or condition is None:
             return failed(
                 f"{NOT_ATTEMPTED}: replace the `...` with your answer, then run the cell."
             )
@@ -320,7 +321,7 @@ class Case:
                 ),
             )
         try:
-            name, chosen = op_name(op), condition(condition_)
+            name, chosen = op_name(op), condition_named(condition)
         except NotAnAnswer as exc:
             return failed(str(exc))
         bug = self._spec.bug

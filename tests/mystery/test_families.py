@@ -19,8 +19,8 @@ from course.mystery.scenarios import Scenario, compiled, run
 COMBOS = [(site, kind) for site in SITES for kind in site.kinds]
 
 
-def _one_step(site, kind, seed=0):
-    rng = random.Random(f"{site.family} {site.habit} {kind} {seed}")
+def _one_step(site, kind):
+    rng = random.Random(f"{site.family} {site.habit} {kind}")
     op = next(o for o in site.ops if any((o, e) not in WEAK for e in ALLOWED[kind]))
     drawn = dataclasses.replace(design(rng, site, kind, op), steps=2)  # a repeat needs two
     effect = next(e for e in site.effects or ALLOWED[kind] if (op, e) not in WEAK)
