@@ -78,8 +78,12 @@ def enable_colab_widgets() -> bool:
     return True
 
 
-def setup_report(installed: bool) -> str:
-    """Print (and return) one line saying what the set-up cell did."""
+def setup_report(installed: bool) -> None:
+    """Print one line saying what the set-up cell did.
+
+    Returns nothing: the call is the cell's last line, so a returned string would be shown a
+    second time, in quotes, under the printed one.
+    """
     torch, version = _version("torch") or "missing", course.__version__
     if installed:
         line = f"Set-up: installed the course {version} from {install_spec()}; torch {torch}."
@@ -88,7 +92,6 @@ def setup_report(installed: bool) -> str:
     if enable_colab_widgets():
         line = line[:-1] + "; Colab's widget manager is on."
     print(line)
-    return line
 
 
 def _github_path() -> str:

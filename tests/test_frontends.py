@@ -75,6 +75,17 @@ def test_where_the_course_is_installed_the_cell_is_a_one_line_no_op(tmp_path):
     assert out.startswith("Set-up: nothing to do") and "\n" not in out
 
 
+def test_in_a_notebook_the_set_up_cell_shows_its_line_once(tmp_path):
+    """As a kernel runs it: IPython shows the value of a cell's last line under what it prints."""
+    (tmp_path / "cell.py").write_text(frontends.setup_cell_source())
+    shell = (
+        "from IPython.core.interactiveshell import InteractiveShell\n"
+        "InteractiveShell.instance().run_cell(open('cell.py').read(), store_history=True)"
+    )
+    out = _run_cell(sys.executable, shell, tmp_path)
+    assert out.startswith("Set-up: nothing to do") and "\n" not in out, out
+
+
 def test_on_colab_the_widget_manager_is_enabled(tmp_path):
     """A stand-in `google.colab.output` records the call the real one would get."""
     fake = tmp_path / "google" / "colab"
