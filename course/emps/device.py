@@ -366,6 +366,7 @@ def _run_mutating(func, op: ops.OpRoute, args, kwargs):
         graph=graph,
         strided_buffers=backend.profile.strided_buffers,
         arguments=tuple(a for a in (*base_args, *base_kwargs.values()) if _is_number(a)),
+        in_place=in_place,
     )
     run_kernel(backend.kernel_for(op.family), call)
     _check_not_resized(op.name, [target])

@@ -37,6 +37,7 @@ class KernelCall:
     graph: Callable[..., object]
     strided_buffers: bool = False
     arguments: tuple[object, ...] = ()  # the op's number arguments (scalars, alpha=, value=...)
+    in_place: bool = False  # x.op_(...): the first input is the output, read before it is written
     temporaries: int = 0
     last_buffer: torch.Tensor | None = field(default=None, repr=False)
     _gathers: list[tuple[torch.Tensor, torch.Tensor, tuple[int, int]]] = field(
@@ -49,6 +50,13 @@ class KernelCall:
         if earlier is not None:
             return self._count(_Regathered(tensor, earlier))
         return self._remember(self._count(Placeholder(tensor, self.strided_buffers)))
+
+    def remember_gather(self, tensor: torch.Tensor, buffer: torch.Tensor) -> None:
+        """A contiguous copy of `tensor` a kernel made itself (gather_compute_scatter's output
+        temporary): a later placeholder of the unchanged tensor in this call starts from it."""
+        versions = _versions(tensor, buffer)
+        if versions is not None:
+            self._gathers.append((tensor, buffer, versions))
 
     def output_placeholder(self, tensor: torch.Tensor) -> OutputPlaceholder:
         """Wrap an output for the graph; it copies the result back when its `with` block ends."""
@@ -66,10 +74,19 @@ class KernelCall:
         (`gelu.out` on oneDNN builds), nor bitwise alike on strided and contiguous inputs.
         Only the emulator pays for the scratch copies; they are no temporaries of the emulated
         kernel. (Before macOS 15 the Placeholders have gathered every buffer already.)
+
+        An in-place op's graph reads its output first (`x.mul_(2)` reads x): when that input's
+        placeholder holds a copy of the very values the output buffer holds, the graph reads the
+        output buffer instead, a copy the emulator saves (the temporary is still counted).
         """
         buffer = output.buffer
         scratch = _contiguous(buffer)
-        written = self.graph(scratch, [_contiguous(p.buffer) for p in inputs])
+        buffers = [_contiguous(p.buffer) for p in inputs[1:]]
+        if inputs:
+            first = inputs[0]
+            same = self.in_place and _holds_output_values(first, output)
+            buffers.insert(0, scratch if same else _contiguous(first.buffer))
+        written = self.graph(scratch, buffers)
         if scratch is not buffer and written is scratch:
             buffer.copy_(scratch)
             written = buffer
@@ -96,14 +113,29 @@ class KernelCall:
 class _Regathered(Placeholder):
     """A second gather of an unchanged tensor: a clone of the first (same values, own buffer).
 
-    Only the emulator's own cost changes (a contiguous clone instead of another strided copy);
+    Only the emulator's own cost changes (a contiguous clone instead of another strided copy,
+    made when the buffer is first read: run_graph reads every input before the graph writes);
     the kernel still counts it as the temporary the real Placeholder makes.
     """
 
     def __init__(self, tensor: torch.Tensor, earlier: torch.Tensor) -> None:
         self.tensor = tensor
         self.gathered = True
-        self.buffer = earlier.clone()
+        self.earlier = earlier
+        self._buffer: torch.Tensor | None = None
+
+    @property
+    def buffer(self) -> torch.Tensor:
+        if self._buffer is None:
+            self._buffer = self.earlier.clone()
+        return self._buffer
+
+
+def _holds_output_values(placeholder: object, output: Placeholder) -> bool:
+    """Whether an input placeholder's buffer would hold what the output's buffer holds now."""
+    if isinstance(placeholder, _Regathered):
+        return placeholder.earlier is output.buffer
+    return getattr(placeholder, "buffer", None) is output.buffer
 
 
 def _contiguous(tensor: torch.Tensor) -> torch.Tensor:
@@ -137,6 +169,8 @@ def gather_compute_scatter(call: KernelCall) -> None:
     needs_copy = not call.output.is_contiguous() and not call.strided_buffers
     result = call.output.contiguous() if needs_copy else call.output
     call.temporaries += int(needs_copy)
+    if needs_copy:
+        call.remember_gather(call.output, result)
     output = call.placeholder(result)
     inputs = [call.placeholder(t) for t in call.inputs]
     call.run_graph(output, inputs)

@@ -24,7 +24,12 @@ import pytest
 import torch
 
 from course import emps
-from course.emps.mps_kernels import same_bits
+from course.emps.mps_kernels import (
+    gather_compute_scatter,
+    output_placeholder,
+    same_bits,
+    write_through_placeholder,
+)
 
 SHAPE = (6, 10)
 FLOAT_DOMAINS = ((0.1, 0.9), (1.1, 3.0), (-0.9, 0.9))
@@ -272,6 +277,36 @@ def test_a_second_gather_of_an_unchanged_tensor_is_a_fresh_equal_copy():
     assert torch.equal(call.placeholder(source).buffer, source.contiguous())
     source.mul_(2)  # nor a copy of a tensor that changed since
     assert torch.equal(call.placeholder(source).buffer, source.contiguous())
+
+
+@pytest.mark.parametrize(
+    "kernel, written",
+    [
+        (gather_compute_scatter, True),
+        (write_through_placeholder, False),
+        (output_placeholder, True),
+    ],
+)
+@pytest.mark.parametrize("in_place", [True, False])
+def test_an_in_place_graph_reads_its_gathered_output_without_another_copy(
+    kernel, written, in_place
+):
+    """x.mul_(2) on a transposed x: the graph's self input is a gather of the values its output
+    buffer already holds, so it reads that buffer (the emulator saves a strided copy and a
+    clone); the modelled kernel still makes, and counts, both temporaries. An out= op whose
+    input is its output gets a copy of its own, whatever the op does with aliased memory."""
+    source = torch.arange(12.0).reshape(3, 4).t()
+    before, reads_output = source.clone(), []
+
+    def graph(out, ins):
+        reads_output.append(ins[0] is out)
+        assert torch.equal(ins[0], before)
+        return torch.mul(ins[0], 2, out=out)
+
+    call = emps.KernelCall("aten::mul_", "mul", source, [source], graph=graph, in_place=in_place)
+    kernel(call)
+    assert reads_output == [in_place] and call.temporaries == 2
+    assert torch.equal(source, before * 2 if written else before)
 
 
 @pytest.mark.parametrize("profile", list(emps.PROFILES))
