@@ -200,7 +200,6 @@ def _import_cells(nb: nbformat.NotebookNode) -> list[int]:
 
 # Notebooks that import in several cells today; each lesson's rewrite takes itself off the list.
 SCATTERED_IMPORTS = {
-    "03_inside_adam.ipynb",
     "05_dispatch.ipynb",
 }
 
@@ -221,7 +220,6 @@ HAND_TABLE = re.compile(
 )
 # Notebooks that line up columns by hand today; each lesson's rewrite takes itself off the list.
 HAND_TABLES = {
-    "03_inside_adam.ipynb",
     "05_dispatch.ipynb",
     "06_placeholder.ipynb",
     "07_compiled_kernels.ipynb",
@@ -249,7 +247,6 @@ def test_tables_go_through_course_tables(path):
 ASKED = re.compile(r"\b(predict|check)\(\s*[\"'](\d\d\.\w+)[\"']")
 # Answered before they are asked today (issue 24); each notebook's rewrite takes its names off.
 SPOILED = {
-    "03.which_ops",
     "04.clone_layout",
     "06.lost_write",
     "06.macos15",

@@ -61,6 +61,18 @@ class AdamSource:
             for e in self.state + self.ops
         ]
 
+    def line_rows(self) -> list[dict[str, object]]:
+        """One row per excerpt: its line number, what it is, and its first line of code without
+        the comment (a table narrow enough to print in a notebook cell)."""
+        return [
+            {
+                "line": e.lineno,
+                "what": e.label,
+                "code": e.code.split("\n")[0].split("  #")[0].strip(),
+            }
+            for e in self.state + self.ops
+        ]
+
     def html(self, context: int = 1) -> str:
         """Each excerpt with `context` lines around it, line-numbered, found lines highlighted."""
         parts = [f"<p><code>{html.escape(self.filename)}</code></p>"]

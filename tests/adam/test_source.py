@@ -52,6 +52,15 @@ def test_installed_source_excerpts_have_real_line_numbers():
     } <= set(labels)
 
 
+def test_line_rows_show_each_excerpts_first_line_without_its_comment():
+    found = locate()
+    rows = found.line_rows()
+    assert [r["what"] for r in rows] == [r["what"] for r in found.rows()]
+    for row, excerpt in zip(rows, found.state + found.ops, strict=True):
+        assert "\n" not in row["code"] and "  #" not in row["code"]
+        assert row["code"] in excerpt.code and row["line"] == excerpt.lineno
+
+
 def test_installed_default_path_ops_are_the_ones_the_story_quotes():
     ops = {e.label: e.code for e in locate().ops}
     assert "exp_avg.lerp_(grad" in ops["lerp_"]

@@ -1,0 +1,242 @@
+"""03.lost_ops: which ops lose their result on a profile, measured, on profiles never shown.
+
+The text after this exercise builds on what the learner measures here (PyTorch 2.4 fixed both
+kernels; macOS 15 never needed the fix), so the measurement itself is checked: each hidden
+profile is handed in while *another* profile is in force, and the watch sees whether all four
+ops ran, on the emulated device, under the profile asked about, into a transposed output. A set
+written down (the one printed by the previous exercise), or read from the profile (its name, its
+label, its list of broken families), is named; so are the two hidden profiles where such a set
+is wrong: only addcmul_ broken, and macOS 15 listing both families while nothing is lost.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable
+
+from course import emps
+from course.adam import op_isolation
+from course.adam.exercises.common import EMULATED, OpWatch
+from course.adam.exercises.isolating import (
+    ONLY_ADDCMUL,
+    STRIDED_LISTED,
+    course_experiment,
+    measure,
+    reference_isolate_op,
+)
+from course.adam.op_isolation import OPS, on_profile
+from course.exercises import Exercise, Verdict, failed, passed, register
+
+PROFILES = (
+    emps.TORCH_2_2_1,
+    emps.TORCH_2_4,
+    emps.FIXED_MACOS14,
+    emps.MACOS15,
+    ONLY_ADDCMUL,
+    STRIDED_LISTED,
+)
+
+
+def _in_force(profile: emps.Profile) -> emps.Profile:
+    """The profile active while the learner's function is asked about `profile`: another one,
+    so that measuring "whatever is active" instead of `profile` gives a wrong set."""
+    return emps.FIXED_MACOS14 if profile is emps.TORCH_2_2_1 else emps.TORCH_2_2_1
+
+
+@functools.cache
+def _expected(index: int) -> frozenset[str]:
+    profile = PROFILES[index]
+    return frozenset(_run(_reference_lost_ops(), profile)[0])
+
+
+def _run(fn: Callable, profile: emps.Profile) -> tuple[object, OpWatch, list[str]]:
+    return measure(fn, _in_force(profile), profile)
+
+
+def _check_lost_ops(fn: Callable) -> Verdict:
+    if not callable(fn):
+        return failed("pass your function lost_ops(profile)")
+    runs = [_run(fn, profile) for profile in PROFILES]
+    for got, _, used in runs:
+        verdict = course_experiment(used) or _a_set_of_ops(got)
+        if verdict is not None:
+            return verdict
+    answers = [frozenset(got) for got, _, _ in runs]
+    for index, (profile, (_, watch, _)) in enumerate(zip(PROFILES, runs, strict=True)):
+        verdict = _how_it_ran(watch, profile, answers) or _conclusion(answers[index], index)
+        if verdict is not None:
+            return verdict
+    return passed(
+        f"measured right on {len(PROFILES)} profiles, two of them made for this check: the "
+        "writes are lost on PyTorch 2.2.1 only; 2.4 fixed both kernels, and on macOS 15 "
+        "nothing is lost, whatever a profile's list says."
+    )
+
+
+def _a_set_of_ops(got: object) -> Verdict | None:
+    if isinstance(got, dict):
+        return failed(
+            "your function returned a dict; return the set of op names whose result is lost, "
+            "e.g. {'mul_'} (or set() when none is)",
+            type(got).__name__,
+            "a set of op names",
+        )
+    if not isinstance(got, set | frozenset | list | tuple):
+        return failed(
+            f"return a set of op names, not {type(got).__name__} {got!r}",
+            type(got).__name__,
+            "a set",
+        )
+    unknown = [op for op in got if op not in OPS]
+    if unknown:
+        return failed(f"{unknown[0]!r} is not one of OPS {OPS}: return op names from OPS")
+    return None
+
+
+def _how_it_ran(
+    watch: OpWatch, profile: emps.Profile, answers: list[frozenset[str]]
+) -> Verdict | None:
+    on_device = [c for c in watch.calls if c.device == EMULATED]
+    if not on_device:
+        return _not_measured(profile, answers)
+    asked = [c for c in on_device if c.profile == profile.name]
+    if not asked:
+        return failed(
+            f"asked about {profile.label}, your ops ran on the {on_device[0].profile} profile, "
+            "the one in force: run your experiment on the profile you were given, "
+            "on_profile(profile, isolate_op, ...)"
+        )
+    for op in OPS:
+        runs = [c for c in asked if c.op == op]
+        if not runs:
+            return failed(
+                f"asked about {profile.label}, your function never measured {op}: the question "
+                "is about all four ops, and an op you do not run cannot be cleared"
+            )
+        if not any("transposed" in c.output for c in runs):
+            yours = " and ".join(sorted(runs[0].output)) or "another layout"
+            return failed(
+                f"asked about {profile.label}, your {op} never wrote into a transposed output "
+                f"(yours: {yours}): the writes in question are those into a non-contiguous "
+                "output, isolate_op(op, 'transposed', 'contiguous')"
+            )
+    return None
+
+
+def _not_measured(profile: emps.Profile, answers: list[frozenset[str]]) -> Verdict:
+    if len(set(answers)) == 1:
+        cause = (
+            f"you returned {sorted(answers[0])} on every profile: a set written down (the one "
+            "printed above?) answers for the story's profile only"
+        )
+    else:
+        cause = (
+            "your sets change with the profile, read from it (its name, its label, its list of "
+            "broken families) instead of measured: on two profiles made for this check, such a "
+            "set is wrong"
+        )
+    return failed(
+        f"asked about {profile.label}, your function ran no op on the emulated device: {cause}. "
+        "Measure: on_profile(profile, isolate_op, op, 'transposed', 'contiguous') for each op."
+    )
+
+
+def _conclusion(got: frozenset[str], index: int) -> Verdict | None:
+    want = _expected(index)
+    if got == want:
+        return None
+    profile = PROFILES[index]
+    if got == frozenset(OPS) - want:
+        cause = "those are the ops that update: return the ops whose result is lost"
+    else:
+        cause = "your experiment ran as asked, so check your isolate_op (03.isolate_op) first"
+    return failed(
+        f"asked about {profile.label}, your set is wrong: {cause}", sorted(got), sorted(want)
+    )
+
+
+def _reference_lost_ops():
+    isolate_op = reference_isolate_op()  # in the notebook: your own isolate_op
+
+    def lost_ops(profile):
+        return {
+            op
+            for op in OPS
+            if on_profile(profile, isolate_op, op, "transposed", "contiguous") == "lost"
+        }
+
+    return lost_ops
+
+
+# ---- wrong answers a learner writes ----------------------------------------------------------
+
+
+def _measured(
+    keep: Callable[[str], bool],
+    ops: tuple[str, ...] = OPS,
+    profile_in_force: bool = False,
+    layout: str = "transposed",
+):
+    """lost_ops from the reference experiment, with one flaw: the ops kept, the profile, the
+    output layout."""
+    isolate_op = reference_isolate_op()
+
+    def lost_ops(profile):
+        def one(op):
+            if profile_in_force:
+                return isolate_op(op, layout, "contiguous")
+            return on_profile(profile, isolate_op, op, layout, "contiguous")
+
+        return {op for op in ops if keep(one(op))}
+
+    return lost_ops
+
+
+def _read_from_the_profile(attribute: str):
+    def lost_ops(profile):
+        if attribute == "name":
+            return {"addcmul_", "addcdiv_"} if profile.name.startswith("2.2.1") else set()
+        return {op for op in OPS if op.rstrip("_") in profile.broken}
+
+    return lost_ops
+
+
+def _with_the_course():
+    def lost_ops(profile):
+        return {op for op in OPS if op_isolation.isolate(op, profile=profile).verdict != "updates"}
+
+    return lost_ops
+
+
+def _as_a_dict():
+    isolate_op = reference_isolate_op()
+
+    def lost_ops(profile):
+        return {op: on_profile(profile, isolate_op, op, "transposed", "contiguous") for op in OPS}
+
+    return lost_ops
+
+
+register(
+    Exercise(
+        name="03.lost_ops",
+        prompt="Write lost_ops(profile) -> set: the ops among OPS whose result is lost when "
+        "their output is transposed (inputs contiguous), measured with your isolate_op on "
+        "`profile`.",
+        checker=_check_lost_ops,
+        hint="on_profile(profile, isolate_op, op, 'transposed', 'contiguous') runs your "
+        "experiment with that profile in force; keep the ops for which it says 'lost'.",
+        reference=_reference_lost_ops,
+        wrong_answers=(
+            lambda: lambda profile: {"addcmul_", "addcdiv_"},
+            lambda: _read_from_the_profile("name"),
+            lambda: _read_from_the_profile("broken"),
+            lambda: _measured(lambda found: found == "lost", profile_in_force=True),
+            lambda: _measured(lambda found: found == "lost", layout="contiguous"),
+            lambda: _measured(lambda found: found == "lost", ops=("addcmul_", "addcdiv_")),
+            lambda: _measured(lambda found: found == "updates"),
+            _with_the_course,
+            _as_a_dict,
+        ),
+    )
+)

@@ -1,0 +1,41 @@
+"""What 03's checkers share: a ready-made answer seen however wrapped, and each op call's facts."""
+
+from __future__ import annotations
+
+import sys
+
+import torch
+
+from course import emps
+from course.adam import scratch
+from course.adam.exercises.common import OpWatch, layouts, ready_made
+from course.layout.named import laid_out
+
+
+def test_a_ready_made_function_is_seen_through_a_wrapper_and_the_hook_is_restored():
+    before = sys.getprofile()
+    param, grad = torch.zeros(3), torch.ones(3)
+    with ready_made({"adam": scratch.adam_step}) as used:
+        (lambda: scratch.adam_step(param, grad, {}))()
+    assert used == ["adam"] and sys.getprofile() is before
+    with ready_made({"adam": scratch.adam_step}) as used:
+        param.add_(1)
+    assert used == []
+
+
+def test_an_op_call_records_device_profile_layouts_and_a_zero_start():
+    out = laid_out(torch.zeros(4, 3), "transposed", emps.DEVICE)
+    grad = laid_out(torch.ones(4, 3), "step-sliced", emps.DEVICE)
+    with emps.use_profile(emps.TORCH_2_4), OpWatch() as watch:
+        out.addcmul_(grad, grad, value=0.5)
+        torch.ones(2).mul_(2.0)
+    device, cpu = watch.calls
+    assert (device.op, device.device, device.profile) == ("addcmul_", "emps", "2.4-macos14")
+    assert device.output == {"transposed"} and device.inputs == ({"step-sliced"},) * 2
+    assert device.from_zeros and device.laid_out_as("transposed", "step-sliced")
+    assert (cpu.op, cpu.device, cpu.profile, cpu.inputs) == ("mul_", "cpu", "", ())
+
+
+def test_a_transposed_view_inside_its_storage_has_two_layouts():
+    view = torch.zeros(5, 4)[1:].T
+    assert layouts(view) == {"transposed", "storage-offset"}
