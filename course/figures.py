@@ -43,11 +43,16 @@ def fitted_figure(width_px: int = CELL_WIDTH_PX, height_px: int = 320) -> Figure
 
 def integer_ticks(ax: Axes, axis: str = "x") -> None:
     """Whole-number ticks on an axis of counts (steps, runs): never 2.5, and one tick is enough
-    for an axis of a single step."""
+    for an axis of a single step.
+
+    How many ticks follows the axis' drawn length (matplotlib's "auto": one per three label
+    heights, at most ten), not the number of steps: a fixed count of ten crowds two- and
+    three-digit labels into each other on a narrow panel.
+    """
     if axis not in ("x", "y"):
         raise ValueError(f"axis={axis!r}; allowed: 'x' or 'y'")
     target = ax.xaxis if axis == "x" else ax.yaxis
-    target.set_major_locator(MaxNLocator(integer=True, min_n_ticks=1))
+    target.set_major_locator(MaxNLocator(nbins="auto", steps=[1, 2, 5, 10], integer=True, min_n_ticks=1))
 
 
 def figure_png(fig: Figure, dpi: int = DPI) -> bytes:

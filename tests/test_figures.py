@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
 from course.figures import CELL_WIDTH_PX, DPI, figure_png, fitted_figure, integer_ticks
@@ -34,6 +35,44 @@ def test_a_single_step_still_gets_a_whole_tick():
     figure_png(fig)
     visible = [t for t in ax.get_xticks() if 0.5 <= t <= 1.5]
     assert visible == [1.0]
+
+
+def _narrow_panel() -> Axes:
+    """The narrowest panel the course draws: one of the switchboard's four in a 840 px figure."""
+    fig = fitted_figure(840, 240)
+    ax = fig.subplots(1, 4, sharey=True)[0]
+    ax.plot([1, 200], [1, 2])
+    integer_ticks(ax)
+    figure_png(fig)  # lays the figure out, so the axis knows its drawn length
+    return ax
+
+
+def _visible_ticks(ax: Axes, steps: int) -> list[float]:
+    ax.set_xlim(0.5, steps + 0.5)
+    return [t for t in ax.xaxis.get_major_locator()() if 0.5 <= t <= steps + 0.5]
+
+
+def test_a_narrow_axis_of_1_to_200_steps_gets_a_bounded_number_of_whole_ticks():
+    ax = _narrow_panel()
+    for steps in range(1, 201):
+        ticks = _visible_ticks(ax, steps)
+        assert 1 <= len(ticks) <= 5, (steps, ticks)
+        assert all(float(t).is_integer() for t in ticks), (steps, ticks)
+
+
+@pytest.mark.parametrize("steps", [9, 60, 99, 100, 200])
+def test_tick_labels_on_a_narrow_axis_never_touch(steps):
+    ax = _narrow_panel()
+    ax.set_xlim(0.5, steps + 0.5)
+    figure_png(ax.figure)
+    renderer = ax.figure._get_renderer()
+    boxes = [
+        tick.label1.get_window_extent(renderer)
+        for tick in ax.xaxis.get_major_ticks()
+        if 0.5 <= tick.get_loc() <= steps + 0.5
+    ]
+    gaps = [right.x0 - left.x1 for left, right in zip(boxes, boxes[1:])]
+    assert all(gap >= 6 for gap in gaps), (steps, gaps)  # at least half a character apart
 
 
 def test_integer_ticks_name_the_allowed_axes():

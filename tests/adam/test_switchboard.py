@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 
 import pytest
 
 from course.adam.switchboard import (
     CASES,
+    MAX_CASE_STEPS,
     classify,
     find_case,
     outcome_figure,
@@ -17,6 +19,7 @@ from course.adam.switchboard import (
     switchboard,
 )
 from course.errors import CourseError
+from course.figures import figure_png
 
 
 @pytest.fixture(scope="module")
@@ -101,6 +104,20 @@ def test_one_step_draws_one_panel_that_fits_the_notebook():
     assert len(fig.axes) == 1
     assert fig.get_figwidth() * 90 <= 950  # the widget's dpi, the notebook's cell width
     assert all(float(t).is_integer() for t in fig.axes[0].get_xticks())
+
+
+@pytest.mark.parametrize("steps", [60, MAX_CASE_STEPS])
+def test_the_figure_of_a_long_run_keeps_few_step_ticks(results, steps):
+    """Ten two-digit labels in a quarter of the figure collided; measured data, longer runs."""
+    longer = [
+        replace(o, encoder_change=o.encoder_change * math.ceil(steps / len(o.encoder_change)))
+        for o in results.values()
+    ]
+    fig = outcome_figure([replace(o, encoder_change=o.encoder_change[:steps]) for o in longer])
+    figure_png(fig)
+    for ax in fig.axes:
+        ticks = [t for t in ax.get_xticks() if 0.5 <= t <= steps + 0.5]
+        assert 1 <= len(ticks) <= 5 and all(float(t).is_integer() for t in ticks), ticks
 
 
 def test_widget_runs_on_button_not_on_toggle(results):
