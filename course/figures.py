@@ -52,7 +52,9 @@ def integer_ticks(ax: Axes, axis: str = "x") -> None:
     if axis not in ("x", "y"):
         raise ValueError(f"axis={axis!r}; allowed: 'x' or 'y'")
     target = ax.xaxis if axis == "x" else ax.yaxis
-    target.set_major_locator(MaxNLocator(nbins="auto", steps=[1, 2, 5, 10], integer=True, min_n_ticks=1))
+    target.set_major_locator(
+        MaxNLocator(nbins="auto", steps=[1, 2, 5, 10], integer=True, min_n_ticks=1)
+    )
 
 
 def figure_png(fig: Figure, dpi: int = DPI) -> bytes:

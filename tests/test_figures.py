@@ -71,7 +71,7 @@ def test_tick_labels_on_a_narrow_axis_never_touch(steps):
         for tick in ax.xaxis.get_major_ticks()
         if 0.5 <= tick.get_loc() <= steps + 0.5
     ]
-    gaps = [right.x0 - left.x1 for left, right in zip(boxes, boxes[1:])]
+    gaps = [right.x0 - left.x1 for left, right in zip(boxes, boxes[1:], strict=False)]
     assert all(gap >= 6 for gap in gaps), (steps, gaps)  # at least half a character apart
 
 
