@@ -247,7 +247,6 @@ def test_tables_go_through_course_tables(path):
 ASKED = re.compile(r"\b(predict|check)\(\s*[\"'](\d\d\.\w+)[\"']")
 # Answered before they are asked today (issue 24); each notebook's rewrite takes its names off.
 SPOILED = {
-    "04.clone_layout",
     "06.lost_write",
     "06.macos15",
 }

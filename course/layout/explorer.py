@@ -11,8 +11,10 @@ The base tensor is `torch.arange(n)`, so at first every cell's number *is* its s
 from __future__ import annotations
 
 import functools
+import html
 import itertools
 import math
+import textwrap
 
 import ipywidgets as widgets
 import torch
@@ -21,6 +23,7 @@ from matplotlib.colors import ListedColormap
 from matplotlib.figure import Figure
 
 from course.errors import CourseError, require_choice
+from course.exercises import TEXT_WIDTH, wrapped
 from course.layout.calculator import (
     Layout,
     apply_chain,
@@ -31,7 +34,7 @@ from course.layout.calculator import (
 from course.layout.opchain import SYNTAX, parse_chain, parse_ints
 from course.model.encoder_layout import layout_row
 from course.tables import text_table
-from course.ui import Drawing, Panel, html_table
+from course.ui import Drawing, Panel, html_table, message_html
 
 MAX_CELLS = 64  # the largest storage or view the explorer draws legibly
 STRIP_WIDTH = 16  # storage cells per row of the strip: flat memory, wrapped like text
@@ -44,7 +47,7 @@ COLOURS = ListedColormap(["#ffffff", "#e0e0e0", "#9ecae1", "#fd8d3c"])
 
 PRESETS: dict[str, tuple[str, str]] = {
     "the encoder: decoder.weight.T": ("4, 6", "T"),
-    "transpose then clone (keeps the strides)": ("4, 6", "T; clone()"),
+    "transpose then clone()": ("4, 6", "T; clone()"),
     "transpose then contiguous() (copies)": ("4, 6", "T; contiguous()"),
     "rows 1-2: an offset, still contiguous": ("4, 6", "[1:3]"),
     "every other column": ("4, 6", "[:, ::2]"),
@@ -199,10 +202,13 @@ def _index_arithmetic(layout: Layout, index: tuple[int, ...]) -> str:
     )
 
 
+def _step_names(ops_text: str) -> list[str]:
+    """'(start)', then each step of the chain as typed."""
+    return ["(start)"] + ([s.strip() for s in ops_text.split(";")] if ops_text.strip() else [])
+
+
 def _step_rows(layouts: list[Layout], ops_text: str) -> list[dict[str, object]]:
-    names = (
-        ["(start)"] + [s.strip() for s in ops_text.split(";")] if ops_text.strip() else ["(start)"]
-    )
+    names = _step_names(ops_text)
     rows = []
     for k, (name, lay) in enumerate(zip(names, layouts, strict=True)):
         copied = k > 0 and lay.storage_id != layouts[k - 1].storage_id
@@ -226,28 +232,70 @@ def chain_table(shape: str, ops: str) -> str:
 
 
 def _verdict_line(layout: Layout, view_as: str) -> str:
-    """The view-or-reshape verdict; a shape that does not fit is reported here, not as an error."""
+    """The view-or-reshape verdict; a shape that does not fit is reported here, not as an error.
+
+    A shape that does not parse is named by the parser, which already says "view as ...";
+    a shape that parses but cannot hold the elements gets the prefix here."""
     try:
-        return view_verdict(layout, parse_ints(view_as, "view as"))[1]
+        shape = parse_ints(view_as, "view as")
+    except CourseError as exc:
+        return str(exc)
+    try:
+        return view_verdict(layout, shape)[1]
     except CourseError as exc:
         return f"view as {view_as!r}: {exc}"
+
+
+def _fits(layout: Layout, index: tuple[int, ...]) -> bool:
+    return len(index) == len(layout.shape) and all(
+        0 <= i < n for i, n in zip(index, layout.shape, strict=True)
+    )
+
+
+def _selection(layouts: list[Layout], ops: str, index: str) -> tuple[tuple[int, ...], str]:
+    """The element to highlight, and a note when the typed index does not fit the final view.
+
+    An index typed for an earlier chain (or an earlier step) must not blank the whole explorer:
+    the first element is shown instead, and the note says after which step the index stopped
+    fitting, so the learner sees what the later steps did to the shape."""
+    layout = layouts[-1]
+    typed = parse_ints(index, "index")  # text that is not an index at all is an error
+    if not typed or _fits(layout, typed):
+        return typed or (0,) * len(layout.shape), ""
+    try:
+        layout.storage_index(typed)
+    except CourseError as exc:
+        problem = str(exc)
+    names, fitting = _step_names(ops), [k for k, lay in enumerate(layouts) if _fits(lay, typed)]
+    if fitting:
+        k = fitting[-1]
+        where = (
+            f"element {typed} fits the layout after step {names[k]!r} (shape "
+            f"{layouts[k].shape}) but no longer after step {names[k + 1]!r} (shape "
+            f"{layouts[k + 1].shape})"
+        )
+    else:
+        where = f"element {typed} fits no step of this chain (final shape {layout.shape})"
+    shown = (0,) * len(layout.shape)
+    return shown, f"{where}: {problem}. Showing element {shown} instead."
 
 
 def draw_explorer(preset: str, shape: str, ops: str, index: str, view_as: str) -> Drawing:
     """The explorer's draw callback: one chain in, figure + step table + verdicts out."""
     layouts, tensor = trace_chain(shape, ops)
     layout = layouts[-1]
-    selected = parse_ints(index, "index") or (0,) * len(layout.shape)
     if layout.numel == 0:
         raise CourseError(f"the view {layout.shape} has no elements: nothing to draw")
-    layout.storage_index(selected)  # raises a CourseError naming the bad entry
+    selected, misfit = _selection(layouts, ops, index)
     figure = draw_layout(layout, storage_values(tensor), selected)
     lines = [_index_arithmetic(layout, selected), explain_contiguity(layout)]
     if view_as.strip():
         lines.append(_verdict_line(layout, view_as))
-    notes = "".join(f"<li>{line}</li>" for line in lines)
+    notes = "".join(f"<li>{html.escape(line)}</li>" for line in lines)
     colours = {"True": "#d9f0d3", "False": "#fde0dd", "NEW (copy)": "#fdd0a2"}
-    return Drawing(figure, html_table(_step_rows(layouts, ops), colours) + f"<ul>{notes}</ul>")
+    warning = message_html(misfit) if misfit else ""
+    table = html_table(_step_rows(layouts, ops), colours)
+    return Drawing(figure, f"{warning}{table}<ul>{notes}</ul>")
 
 
 def explore(preset: str = "the encoder: decoder.weight.T") -> Panel:
@@ -287,6 +335,29 @@ def explore(preset: str = "the encoder: decoder.weight.T") -> Panel:
 
     controls["preset"].observe(load_preset, names="value")
     return panel
+
+
+def contiguity_lines(chains: list[tuple[str, str]], width: int = TEXT_WIDTH) -> str:
+    """For each (shape, chain): the final stride and offset, then why it is (not) contiguous.
+
+    Notebook 04 shows these after the learner has written the rule, so the notebook imports
+    this and never the calculator's own rule (which would answer the exercise)."""
+    lines = []
+    for shape, ops in chains:
+        final = trace_chain(shape, ops)[0][-1]
+        lines.append(f"({shape}) {ops}: stride {final.stride}, offset {final.offset}")
+        lines.append(
+            textwrap.fill(
+                explain_contiguity(final), width, initial_indent="    ", subsequent_indent="    "
+            )
+        )
+    return "\n".join(lines)
+
+
+def view_or_reshape(tensor: torch.Tensor, shape: tuple[int, ...]) -> str:
+    """Whether `tensor.view(shape)` is possible, and why (else reshape would copy), filled to
+    the notebook's width."""
+    return wrapped(view_verdict(Layout.of(tensor), tuple(shape))[1])
 
 
 def channels_last_layouts() -> list[dict[str, object]]:

@@ -1,4 +1,4 @@
-"""Torch as the oracle for layout rules: random layouts, smallest first, and the first mismatch.
+"""Torch as the oracle for layout rules: random layouts, smallest first, and every mismatch.
 
 Notebook 04's learner writes the core of the layout calculator (an element's address, torch's
 contiguity rule, the layout after `.T`, a step slice and a permute). A few hand-picked examples
@@ -6,14 +6,16 @@ would let a half-right rule through, so each checker draws a few hundred random 
 seeded generator (never the learner's global RNG), asks real torch for every answer, and reports
 the *smallest* layout where the learner's function disagrees: the easiest case to redo by hand.
 Layouts of every kind are drawn: contiguous, storage-offset, permuted, step-sliced, size-1 dims
-with odd strides, empty tensors, expanded (stride 0) and arbitrary strides. Each is a
-`course.layout.calculator.Layout`, the one layout type of the course.
+with odd strides, empty tensors, expanded (stride 0) and arbitrary strides, with 0 to 5 dims (so
+a rule written for three named dims fails). Each is a `course.layout.calculator.Layout`, the one
+layout type of the course. The case lists never change, so each is built once per process.
 """
 
 from __future__ import annotations
 
+import functools
 import random
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 
 import torch
@@ -33,6 +35,8 @@ KINDS = (
     "expanded",
     "any",
 )
+MAX_DIMS = 5  # more than the three dims a learner might name one by one
+SCALAR_KINDS = ("contiguous", "storage-offset")  # all a 0-dim layout can be
 
 
 def size_key(layout: Layout) -> tuple[int, ...]:
@@ -50,7 +54,7 @@ def _sizes(rng: random.Random, ndim: int, empty: bool = False) -> list[int]:
 
 
 def random_layout(rng: random.Random, kind: str, ndim: int) -> Layout:
-    """One random layout of the given kind (see KINDS) with `ndim` dims."""
+    """One random layout of the given kind (see KINDS) with `ndim` dims (0 dims: SCALAR_KINDS)."""
     shape = _sizes(rng, ndim, empty=kind == "empty")
     stride = list(contiguous_strides(tuple(shape)))
     offset = rng.randint(1, 6) if kind in ("storage-offset", "any") else 0
@@ -72,13 +76,15 @@ def random_layout(rng: random.Random, kind: str, ndim: int) -> Layout:
 
 
 def random_layouts(
-    count: int = 300, seed: int = 0, ndims: tuple[int, int] = (1, 4), kinds=KINDS
+    count: int = 300, seed: int = 0, ndims: tuple[int, int] = (1, MAX_DIMS), kinds=KINDS
 ) -> list[Layout]:
     """`count` distinct random layouts (a private generator: the global RNG is untouched)."""
     rng = random.Random(seed)
     found: dict[Layout, None] = {}
     for _ in range(count * 4):
-        found.setdefault(random_layout(rng, rng.choice(kinds), rng.randint(*ndims)))
+        ndim = rng.randint(*ndims)
+        kind = rng.choice(kinds if ndim else SCALAR_KINDS)
+        found.setdefault(random_layout(rng, kind, ndim))
         if len(found) == count:
             break
     return sorted(found, key=size_key)
@@ -96,7 +102,7 @@ class Case:
 
 @dataclass(frozen=True)
 class Mismatch:
-    """The smallest case where a learner's function disagreed with torch."""
+    """A case where a learner's function disagreed with torch."""
 
     case: Case
     yours: object
@@ -104,59 +110,82 @@ class Mismatch:
     def __str__(self) -> str:
         return f"on {self.case.label}: yours {self.yours}, torch {self.case.expected}"
 
+    @property
+    def raised(self) -> bool:
+        """Whether the learner's function raised on this case (`yours` is then the error)."""
+        return isinstance(self.yours, Raised)
 
-def address_cases(seed: int = 1) -> list[Case]:
-    """address(index, stride, offset): one random element of each non-empty layout."""
+
+class Raised(str):
+    """What a learner's function raised, as text: "raised IndexError: ..."."""
+
+
+@functools.cache
+def address_cases(seed: int = 1) -> tuple[Case, ...]:
+    """address(index, stride, offset): one random element of each non-empty layout (0-5 dims)."""
     rng, cases = random.Random(seed), []
-    for layout in random_layouts(seed=seed):
+    for layout in random_layouts(seed=seed, ndims=(0, MAX_DIMS)):
         if not layout.numel:
             continue
         index = tuple(rng.randrange(size) for size in layout.shape)
         label = f"index {index} of a tensor with {layout}"
         slot = layout.tensor()[index].item()  # the value *is* the address (storage = arange)
         cases.append(Case(layout, (index, layout.stride, layout.offset), slot, label))
-    return cases
+    return tuple(cases)
 
 
-def contiguity_cases(seed: int = 2) -> list[Case]:
-    """is_contiguous(shape, stride), as torch's Tensor.is_contiguous() answers it."""
-    return [
+@functools.cache
+def contiguity_cases(seed: int = 2) -> tuple[Case, ...]:
+    """is_contiguous(shape, stride), as torch's Tensor.is_contiguous() answers it (0-5 dims)."""
+    return tuple(
         Case(layout, (layout.shape, layout.stride), layout.tensor().is_contiguous(), str(layout))
-        for layout in random_layouts(seed=seed)
-    ]
+        for layout in random_layouts(seed=seed, ndims=(0, MAX_DIMS))
+    )
 
 
-def transpose_cases(seed: int = 3) -> list[Case]:
+@functools.cache
+def transpose_cases(seed: int = 3) -> tuple[Case, ...]:
     """.T of 2-d layouts (torch deprecates .T on other ranks): (shape, stride, offset) after."""
     layouts = random_layouts(count=120, seed=seed, ndims=(2, 2))
-    return [_layout_case(v, (v.shape, v.stride, v.offset), v.tensor().T, str(v)) for v in layouts]
+    return tuple(
+        _layout_case(v, (v.shape, v.stride, v.offset), v.tensor().T, str(v)) for v in layouts
+    )
 
 
-def step_slice_cases(seed: int = 4) -> list[Case]:
-    """x[..., start:stop:step] on one dim, with 0 <= start <= stop <= size and step >= 1."""
+@functools.cache
+def step_slice_cases(seed: int = 4) -> tuple[Case, ...]:
+    """x[..., start:stop:step] on one dim, with 0 <= start <= stop <= size and step >= 1.
+
+    Half of them slice a dim made 5 to 9 long (same strides), so that start, stop and step
+    all change how many elements stay."""
     rng, cases = random.Random(seed), []
-    for layout in random_layouts(count=200, seed=seed):
-        dim = rng.randrange(len(layout.shape))
+    for drawn in random_layouts(count=200, seed=seed):
+        dim = rng.randrange(len(drawn.shape))
+        layout = drawn
+        if rng.random() < 0.5:
+            shape = tuple(rng.randint(5, 9) if d == dim else n for d, n in enumerate(drawn.shape))
+            layout = Layout.strided(shape, drawn.stride, drawn.offset)
         size = layout.shape[dim]
         start = rng.randint(0, size)
-        stop, step = rng.randint(start, size), rng.randint(1, 3)
+        stop, step = rng.randint(start, size), rng.randint(1, 4)
         index = (slice(None),) * dim + (slice(start, stop, step),)
         label = f"{layout}, sliced [{start}:{stop}:{step}] along dim {dim}"
         args = (layout.shape, layout.stride, layout.offset, dim, start, stop, step)
         cases.append(_layout_case(layout, args, layout.tensor()[index], label))
-    return cases
+    return tuple(cases)
 
 
-def permute_cases(seed: int = 5) -> list[Case]:
-    """x.permute(dims) for a random order of the dims."""
+@functools.cache
+def permute_cases(seed: int = 5) -> tuple[Case, ...]:
+    """x.permute(dims) for a random order of the dims (2-5 dims)."""
     rng, cases = random.Random(seed), []
-    for layout in random_layouts(count=150, seed=seed, ndims=(2, 4)):
+    for layout in random_layouts(count=150, seed=seed, ndims=(2, MAX_DIMS)):
         dims = tuple(rng.sample(range(len(layout.shape)), len(layout.shape)))
         args = (layout.shape, layout.stride, layout.offset, dims)
         cases.append(
             _layout_case(layout, args, layout.tensor().permute(dims), f"{layout}, permute{dims}")
         )
-    return cases
+    return tuple(cases)
 
 
 def _layout_case(layout: Layout, args: tuple, result: torch.Tensor, label: str) -> Case:
@@ -179,24 +208,30 @@ def as_ints(value: object) -> object:
     return value
 
 
-def first_mismatch(cases: list[Case], fn: Callable[..., object]) -> Mismatch | None:
-    """Run `fn` on every case, smallest first; the first disagreement, or None if all agree.
+def first_mismatch(cases: Sequence[Case], fn: Callable[..., object]) -> Mismatch | None:
+    """Run `fn` on the cases, smallest first; the first disagreement, or None if all agree.
 
     A learner's exception on a case counts as a disagreement (shown as the error), except the
     learner copy's scaffold `NotImplementedError("your code here")`, which means "not attempted
     yet" and is passed on.
     """
-    for case in _smallest_first(cases):
+    return next(_disagreements(cases, fn), None)
+
+
+def mismatches(cases: Sequence[Case], fn: Callable[..., object]) -> list[Mismatch]:
+    """Every disagreement, smallest first: a checker reads the pattern in them (only layouts
+    with an offset, only 4 dims or more, only empty tensors) to name the cause."""
+    return list(_disagreements(cases, fn))
+
+
+def _disagreements(cases: Sequence[Case], fn: Callable[..., object]) -> Iterator[Mismatch]:
+    for case in sorted(cases, key=lambda c: size_key(c.layout)):
         try:
             yours = as_ints(fn(*case.args))
         except Exception as exc:  # the learner's code: any error is feedback, not a crash
             if is_scaffold(exc):
                 raise  # "not attempted yet": the checker says so, not a mismatch
-            return Mismatch(case, f"raised {type(exc).__name__}: {exc}")
+            yield Mismatch(case, Raised(f"raised {type(exc).__name__}: {exc}"))
+            continue
         if type(yours) is not type(case.expected) or yours != case.expected:
-            return Mismatch(case, yours)
-    return None
-
-
-def _smallest_first(cases: list[Case]) -> Iterator[Case]:
-    return iter(sorted(cases, key=lambda c: size_key(c.layout)))
+            yield Mismatch(case, yours)

@@ -66,8 +66,7 @@ def test_view_verdict_for_the_transposed_view(panel):
         ("ops", "T; flip(0)", "unknown operation 'flip'"),
         ("ops", "T; view(24)", "view(24,) is impossible"),
         ("ops", "[::-1]", "greater than zero"),
-        ("index", "1, 9", "out of range for dim 1 of size 4"),
-        ("index", "1", "has 1 entries but the tensor has 2 dims"),
+        ("index", "one", "write whole numbers"),
         ("shape", "9, 9", "at most 64 elements"),
         ("shape", "four", "write whole numbers"),
         ("ops", "expand(3, 4, 6)", "the view has 72 elements"),
@@ -123,3 +122,36 @@ def test_a_bad_chain_clears_the_old_figure(panel):
     panel.controls["ops"].value = "T; flip(0)"
     assert "unknown operation 'flip'" in panel.error
     assert panel.image.value == b"" and panel.text.value == ""
+
+
+def test_an_index_that_does_not_fit_keeps_the_explorer_drawn(panel):
+    panel.controls["index"].value = "1, 9"
+    assert panel.error == "" and panel.image.value
+    assert "element (1, 9) fits no step of this chain" in panel.text.value
+    assert "out of range for dim 1 of size 4" in panel.text.value
+    assert "Showing element (0, 0) instead" in panel.text.value and "<table" in panel.text.value
+
+
+def test_an_index_left_from_an_earlier_step_names_the_step_it_no_longer_fits(panel):
+    panel.controls["index"].value = "5, 3"  # fits the (6, 4) transposed view
+    assert "storage[offset 0 + 5×1 + 3×6] = storage[23]" in panel.text.value
+    panel.controls["ops"].value = "T; [:, ::2]"
+    assert panel.error == "" and "<table" in panel.text.value
+    assert (
+        "element (5, 3) fits the layout after step &#x27;T&#x27; (shape (6, 4)) but no longer "
+        "after step &#x27;[:, ::2]&#x27; (shape (6, 2))"
+    ) in panel.text.value
+    panel.controls["index"].value = "5, 1"
+    assert "no longer" not in panel.text.value
+
+
+def test_a_view_as_error_says_its_prefix_once(panel):
+    panel.controls["view_as"].value = "4, x"
+    assert panel.text.value.count("view as") == 1 and "write whole numbers" in panel.text.value
+
+
+def test_the_presets_do_not_answer_the_clone_prediction():
+    from course.exercises import _prediction
+
+    words = _prediction("04.clone_layout").answer_words
+    assert not [p for p in PRESETS for w in words if w in p]

@@ -6,7 +6,7 @@ import torch
 
 from course.layout import oracle
 from course.layout.calculator import Layout
-from course.layout.oracle import as_ints, first_mismatch, random_layouts, size_key
+from course.layout.oracle import as_ints, first_mismatch, mismatches, random_layouts, size_key
 
 
 def test_layouts_are_real_tensors_whose_values_are_addresses():
@@ -26,6 +26,22 @@ def test_random_layouts_cover_every_kind_and_are_deterministic():
     assert any(v.offset for v in layouts)
     assert any(not v.tensor().is_contiguous() for v in layouts)
     assert [size_key(v) for v in layouts] == sorted(size_key(v) for v in layouts)
+
+
+def test_case_lists_reach_scalars_and_five_dims():
+    dims = {len(c.layout.shape) for c in oracle.address_cases()}
+    assert dims == {0, 1, 2, 3, 4, 5}
+    assert {len(c.layout.shape) for c in oracle.contiguity_cases()} == dims
+    assert max(len(c.layout.shape) for c in oracle.permute_cases()) == 5
+    assert oracle.address_cases() is oracle.address_cases()  # built once
+
+
+def test_step_slices_vary_start_stop_and_step_on_long_dims():
+    cases = oracle.step_slice_cases()
+    assert sum(c.layout.shape[c.args[3]] >= 5 for c in cases) >= len(cases) // 3
+    assert max(c.expected[0][c.args[3]] for c in cases) >= 4
+    assert {c.args[6] for c in cases} == {1, 2, 3, 4}
+    assert any(c.args[4] and c.layout.offset for c in cases)
 
 
 def test_random_layouts_leave_the_global_rng_alone():
@@ -56,6 +72,18 @@ def test_first_mismatch_is_the_smallest_and_reports_exceptions():
     assert (
         first_mismatch(cases, lambda s, st: Layout.strided(s, st).tensor().is_contiguous()) is None
     )
+
+
+def test_mismatches_are_all_of_them_smallest_first():
+    cases = oracle.contiguity_cases()
+    found = mismatches(cases, lambda shape, stride: True)
+    assert found[0] == first_mismatch(cases, lambda shape, stride: True)
+    assert len(found) == sum(not c.expected for c in cases)
+    assert [size_key(m.case.layout) for m in found] == sorted(
+        size_key(m.case.layout) for m in found
+    )
+    crash = mismatches(cases, lambda shape, stride: shape[0] > 0)
+    assert crash[0].raised and not crash[-1].raised
 
 
 def test_as_ints_normalises_what_a_learner_returns():

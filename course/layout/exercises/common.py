@@ -1,0 +1,314 @@
+"""What notebook 04's rule checkers share: catching a borrowed answer, and naming a wrong rule's
+cause from the pattern of its mismatches.
+
+A rule the learner writes (an address, torch's contiguity rule, the layout after a view) can be
+"answered" without being written: build a tensor with those strides and ask torch, or call the
+course's own calculator, which holds every rule. Such an answer agrees with torch everywhere and
+teaches nothing, so each checker runs the learner's function watched (`watched`): every call it
+makes to torch, to numpy or into the course's own code is recorded and named in the feedback.
+
+When a rule disagrees with torch, the pattern of the disagreements says more than the smallest
+case alone: only layouts of 4 dims or more (a rule for three named dims), an answer that never
+changes when one parameter does (ignored, or hard-coded from an example), then what each rule's
+own module knows about its classic mistakes (`Rule.causes`). `judge` asks in that order.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import inspect
+import os
+import sys
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import CodeType, FrameType
+from typing import Any
+
+from torch.overrides import TorchFunctionMode
+
+import course
+from course.exercises import Verdict, failed, not_attempted
+from course.layout.oracle import Case, Mismatch, as_ints, mismatches
+
+COURSE_DIR = str(Path(course.__file__).resolve().parent)
+# the checkers themselves run inside the watch (the journal's wrapper, this package)
+CHECKERS = (str(Path(__file__).resolve().parent), str(Path(COURSE_DIR) / "exercises.py"))
+
+
+@dataclass
+class Borrowed:
+    """What a learner's function called that answers for it: torch, numpy, the course's code."""
+
+    torch: list[str] = field(default_factory=list)
+    numpy: list[str] = field(default_factory=list)
+    course: list[str] = field(default_factory=list)
+
+    def verdict(self, title: str) -> Verdict | None:
+        """The feedback for a borrowed answer (the course's helper first: it is the answer
+        key), or None when the function computed everything itself."""
+        if self.course:
+            return failed(
+                f"{title} called the course's own {_listed(self.course)}. The course's "
+                "calculator holds every layout rule, so that answers with its rule, not yours "
+                "(and the notebook's own tools sit on top of it). Write the rule itself, with "
+                "arithmetic on the tuples."
+            )
+        for library, calls in (("torch", self.torch), ("numpy", self.numpy)):
+            if calls:
+                return failed(
+                    f"{title} asked {library} ({_listed(calls)}). Building an array with these "
+                    f"strides and asking {library} answers with {library}'s rule, and torch's is "
+                    "what the checker compares against, so such an answer cannot be wrong and "
+                    "teaches nothing. Write the rule itself, with arithmetic on the tuples "
+                    "(plain Python: +, *, comparisons, a loop over the dims)."
+                )
+        return None
+
+    def note(self, origin: str, name: str) -> None:
+        calls = getattr(self, origin)
+        if name not in calls:
+            calls.append(name)
+
+
+def _listed(names: list[str]) -> str:
+    shown = ", ".join(names[:3])
+    return shown + (f" and {len(names) - 3} more" if len(names) > 3 else "")
+
+
+class _TorchCalls(TorchFunctionMode):
+    """Notes every torch function and Tensor method called while it is active."""
+
+    def __init__(self, borrowed: Borrowed) -> None:
+        super().__init__()
+        self.borrowed = borrowed
+
+    def __torch_function__(self, func, types, args=(), kwargs=None):  # noqa: ANN001 (torch's API)
+        self.borrowed.note("torch", _torch_name(func))
+        return func(*args, **(kwargs or {}))
+
+
+def _torch_name(func: Callable) -> str:
+    name = getattr(func, "__name__", repr(func))
+    if name in ("__get__", "__set__"):  # a property such as Tensor.T
+        return f"Tensor.{getattr(getattr(func, '__self__', None), '__name__', name)}"
+    qualname = getattr(func, "__qualname__", "")
+    return f"Tensor.{name}" if "Tensor" in qualname.split(".")[0] else f"torch.{name}"
+
+
+_ORIGINS: dict[CodeType, tuple[str, str] | None] = {}
+
+
+def _origin(code: CodeType) -> tuple[str, str] | None:
+    """('course', name) for the course's own code (not the checkers), ('numpy', name) for
+    numpy's, else None; cached per code object (the profiler asks on every call)."""
+    if code not in _ORIGINS:
+        where = code.co_filename
+        origin = None
+        if "<" in code.co_name:  # a comprehension or lambda inside a function already noted
+            origin = None
+        elif where.startswith(COURSE_DIR) and not where.startswith(CHECKERS):
+            module = Path(where).relative_to(Path(COURSE_DIR).parent).with_suffix("")
+            origin = ("course", f"{'.'.join(module.parts)}.{code.co_qualname}")
+        elif f"{os.sep}numpy{os.sep}" in where:
+            origin = ("numpy", f"numpy {code.co_qualname}")
+        _ORIGINS[code] = origin
+    return _ORIGINS[code]
+
+
+def _profiler(borrowed: Borrowed) -> Callable[[FrameType, str, Any], None]:
+    def profile(frame: FrameType, event: str, arg: Any) -> None:
+        if event == "call":
+            origin = _origin(frame.f_code)
+            if origin is not None:
+                borrowed.note(*origin)
+        elif event == "c_call" and str(getattr(arg, "__module__", "")).startswith("numpy"):
+            borrowed.note("numpy", f"numpy.{arg.__name__}")
+
+    return profile
+
+
+@contextlib.contextmanager
+def _watching(borrowed: Borrowed) -> Iterator[None]:
+    previous = sys.getprofile()
+    sys.setprofile(_profiler(borrowed))
+    try:
+        with _TorchCalls(borrowed):
+            yield
+    finally:
+        sys.setprofile(previous)
+
+
+def watched(fn: Callable, borrowed: Borrowed) -> Callable:
+    """`fn`, noting into `borrowed` what each call of it asks torch, numpy or the course."""
+    course_function = _course_function(fn)
+    if course_function:
+        borrowed.note("course", course_function)
+
+    def run(*args: object) -> object:
+        with _watching(borrowed):
+            return fn(*args)
+
+    return run
+
+
+def _course_function(fn: Callable) -> str | None:
+    """The name of a course helper passed as the answer itself (before any call is made)."""
+    inner = inspect.unwrap(getattr(fn, "__func__", fn))
+    code = getattr(inner, "__code__", None)
+    origin = _origin(code) if code is not None else None
+    return origin[1] if origin and origin[0] == "course" else None
+
+
+# --- reading the mismatches -----------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Finding:
+    """A cause read from the mismatches, and the mismatch that shows it best."""
+
+    cause: str
+    miss: Mismatch
+
+
+Cause = Callable[[list[Mismatch]], Finding | None]
+Probe = Callable[[tuple], Sequence[object]]  # a case's arguments -> other values of one param
+
+
+@dataclass(frozen=True)
+class Rule:
+    """A rule the learner writes, and what its checker knows about getting it wrong.
+
+    `form`: what is wrong with the form of an answer (a list for an int), or None, asked
+    first; `probes`: for each named parameter, other values to try (a rule whose answer never
+    changes with it ignores it); `why`: what each parameter means, said when it is ignored;
+    `causes`: the rule's classic mistakes, each recognised from the mismatches or None."""
+
+    title: str  # "your address rule"
+    signature: str  # "def address(index, stride, offset)"
+    cases: Callable[[], Sequence[Case]]
+    reference: Callable[..., object]
+    params: tuple[str, ...]
+    form: Callable[[Mismatch], str | None] = lambda m: None
+    probes: Mapping[str, Probe] = field(default_factory=dict)
+    why: Mapping[str, str] = field(default_factory=dict)
+    causes: tuple[Cause, ...] = ()
+
+
+def judge(fn: object, rule: Rule) -> tuple[Verdict | None, int]:
+    """(None, number of cases) when `fn` agrees with torch on every case and computed it
+    itself, else (the verdict naming the cause, number of cases)."""
+    cases = rule.cases()
+    if not callable(fn):
+        return failed(
+            f"{rule.title}: give a function, e.g. {rule.signature}: ...",
+            type(fn).__name__,
+            "a function",
+        ), len(cases)
+    borrowed = Borrowed()
+    try:
+        misses = mismatches(cases, watched(fn, borrowed))
+    except NotImplementedError:  # the scaffold's own: mismatches reports any other error
+        return not_attempted(f"{rule.title} still raises NotImplementedError"), len(cases)
+    verdict = borrowed.verdict(rule.title)
+    if verdict is None and misses:
+        verdict = _mismatch_verdict(fn, rule, misses)
+    return verdict, len(cases)
+
+
+def _mismatch_verdict(fn: Callable, rule: Rule, misses: list[Mismatch]) -> Verdict:
+    diagnoses = (
+        lambda ms: smallest(ms, rule.form),
+        beyond_three_dims,
+        lambda ms: ignored(fn, rule, ms),
+        *rule.causes,
+        raised,
+    )
+    finding = next((f for f in (d(misses) for d in diagnoses) if f), None) or Finding(
+        "here is the smallest layout where torch disagrees", misses[0]
+    )
+    m, cause = finding.miss, finding.cause.rstrip(".")
+    end = "" if cause.endswith("?") else "."
+    return failed(
+        f"{rule.title}: {cause}{end}\n  The layout: {m.case.label}",
+        m.yours,
+        m.case.expected,
+    )
+
+
+def beyond_three_dims(misses: list[Mismatch]) -> Finding | None:
+    """Right on every layout of up to 3 dims, wrong with more: a rule that names the dims."""
+    if not all(len(m.case.layout.shape) > 3 for m in misses):
+        return None
+    m = misses[0]
+    how = f" (on it your function {m.yours})" if m.raised else ""
+    return Finding(
+        f"it agrees with torch on every layout of up to 3 dims, but not with "
+        f"{len(m.case.layout.shape)} dims{how}. A tensor can have any number of dims: loop "
+        "over all of them instead of naming three",
+        m,
+    )
+
+
+def ignored(fn: Callable, rule: Rule, misses: list[Mismatch]) -> Finding | None:
+    """The parameters whose change never changes the learner's answer where it changes torch's
+    (probed on up to 60 mismatches spread from the smallest to the largest: one where the
+    answer moves clears it, so a parameter that small layouts can do without does not count):
+    ignored, or a value from an example hard-coded."""
+    answered = plain(misses)
+    tried = answered[:: max(1, len(answered) // 60)]
+    names = [n for n in rule.params if n in rule.probes and _ignores(fn, rule, n, tried)]
+    if not names:
+        return None
+    quoted = [f"`{n}`" for n in names]
+    listed = quoted[0] if len(quoted) == 1 else ", ".join(quoted[:-1]) + " and " + quoted[-1]
+    why = " ".join(rule.why[n] for n in names if n in rule.why)
+    return Finding(
+        f"your function gives the same answer whatever {listed} "
+        f"{'is' if len(names) == 1 else 'are'}: changing {'it' if len(names) == 1 else 'them'} "
+        f"changes torch's answer, not yours (ignored, or copied from an example?). {why}".rstrip(),
+        tried[0],
+    )
+
+
+def _ignores(fn: Callable, rule: Rule, name: str, tried: list[Mismatch]) -> bool:
+    position = rule.params.index(name)
+    seen = False
+    for m in tried:
+        args = m.case.args
+        for other in rule.probes[name](args):
+            changed = args[:position] + (other,) + args[position + 1 :]
+            if as_ints(rule.reference(*changed)) == as_ints(rule.reference(*args)):
+                continue  # this change does not move torch's answer either: no evidence
+            try:
+                same = as_ints(fn(*changed)) == as_ints(fn(*args))
+            except Exception:  # the learner's code failing on the probe: not ignoring it
+                return False
+            if not same:
+                return False
+            seen = True
+    return seen
+
+
+def raised(misses: list[Mismatch]) -> Finding | None:
+    """The smallest layout on which the learner's function raised."""
+    m = next((m for m in misses if m.raised), None)
+    if m is None:
+        return None
+    scalar = " (a 0-dim tensor: one element, no dims, so shape and stride are ())" * (
+        not m.case.layout.shape
+    )
+    return Finding(f"on this layout{scalar} your function {m.yours}", m)
+
+
+def plain(misses: list[Mismatch]) -> list[Mismatch]:
+    """The mismatches where the learner's function returned an answer (it did not raise)."""
+    return [m for m in misses if not m.raised]
+
+
+def smallest(misses: list[Mismatch], test: Callable[[Mismatch], str | None]) -> Finding | None:
+    """What `test` says about the smallest mismatch the learner's function answered (not
+    raised on), or None: a rule's classic mistakes are read from its simplest failure."""
+    answered = plain(misses)
+    cause = test(answered[0]) if answered else None
+    return Finding(cause, answered[0]) if cause else None

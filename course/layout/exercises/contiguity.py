@@ -1,0 +1,254 @@
+"""04.is_contiguous: torch's contiguity rule, from a shape and its strides.
+
+Checked against `Tensor.is_contiguous()` on 300 random layouts of 0 to 5 dims. A wrong rule says
+"contiguous" where torch does not, or the other way round; the feedback takes the smallest case of
+each and says what torch sees there: an expanded dim that repeats, gaps, a dense layout in another
+dim order (the story's transposed weight), a size-1 dim whose stride never counts, an empty tensor.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import torch
+
+from course.exercises import Exercise, Verdict, passed, register
+from course.layout import oracle
+from course.layout.calculator import Layout
+from course.layout.exercises.common import Finding, Rule, judge, plain
+from course.layout.oracle import Mismatch
+from course.layout.view_or_copy import contiguous_strides
+
+
+def _is_contiguous_reference():
+    def is_contiguous(shape, stride):
+        if 0 in shape:
+            return True  # nothing to read, so nothing out of order
+        expected = 1
+        for size, step in zip(reversed(shape), reversed(stride), strict=True):
+            if size != 1:  # a size-1 dim is never stepped along
+                if step != expected:
+                    return False
+                expected *= size
+        return True
+
+    return is_contiguous
+
+
+def _first_break(layout: Layout) -> tuple[int, int]:
+    """(dim, the stride row-major order needs there) at the first dim, from the last, that
+    breaks the rule."""
+    expected = 1
+    for dim in reversed(range(len(layout.shape))):
+        size, step = layout.shape[dim], layout.stride[dim]
+        if size != 1:
+            if step != expected:
+                return dim, expected
+            expected *= size
+    raise ValueError(f"{layout} is contiguous")
+
+
+def why_not(layout: Layout) -> str:
+    """What torch sees in a layout it calls non-contiguous."""
+    repeated = [
+        d
+        for d, (n, s) in enumerate(zip(layout.shape, layout.stride, strict=True))
+        if s == 0 and n > 1
+    ]
+    if repeated:
+        return (
+            f"dim {repeated[0]} has stride 0, so every index along it reads the same slot (an "
+            "expanded dim repeats its elements): a walk in row-major order never moves on"
+        )
+    dim, needed = _first_break(layout)
+    stride = layout.stride[dim]
+    if layout.is_non_overlapping_and_dense():
+        return (
+            "it uses every slot of its span once, but not in row-major order: the last dim must "
+            "step 1 slot, the dim before it a whole row, and so on. A dense layout in another "
+            f"dim order, like x.T, is not contiguous (dim {dim} steps {stride} slots, row-major "
+            f"order needs {needed})"
+        )
+    span = 1 + sum((n - 1) * s for n, s in zip(layout.shape, layout.stride, strict=True))
+    if span > layout.numel:
+        return (
+            f"its elements leave gaps in memory: dim {dim} steps {stride} slots where row-major "
+            f"order needs {needed}, so the walk skips slots"
+        )
+    return (
+        f"its elements overlap: dim {dim} steps {stride} slots where row-major order needs "
+        f"{needed}, so two indices reach the same slot"
+    )
+
+
+def why_so(layout: Layout) -> str:
+    """What makes a layout torch calls contiguous pass, where a stricter rule would not."""
+    if not layout.numel:
+        return "this tensor has no elements: there is no slot it could read out of order"
+    if not layout.shape:
+        return "a 0-dim tensor holds one element: nothing can be out of order"
+    row_major = contiguous_strides(layout.shape)
+    odd = [
+        d
+        for d, (n, s) in enumerate(zip(layout.shape, layout.stride, strict=True))
+        if n == 1 and s != row_major[d]
+    ]
+    if odd:
+        return (
+            f"dim {odd[0]} has size 1, so it is never stepped along: its stride "
+            f"({layout.stride[odd[0]]}) never matters"
+        )
+    return "walking its indices in row-major order reads slot after slot"
+
+
+def _not_a_bool(m: Mismatch) -> str | None:
+    if isinstance(m.yours, bool):
+        return None
+    return f"return True or False (a bool), not {type(m.yours).__name__} {m.yours!r}"
+
+
+def _both_ways(misses: list[Mismatch]) -> Finding | None:
+    """The smallest layout called contiguous that is not, and the smallest the other way."""
+    answered = plain(misses)
+    says_yes = next((m for m in answered if m.yours is True), None)
+    says_no = next((m for m in answered if m.yours is False), None)
+    parts = []
+    if says_yes:
+        parts.append(
+            f"you say contiguous where torch says not, on {says_yes.case.label}: "
+            f"{why_not(says_yes.case.layout)}"
+        )
+    if says_no:
+        parts.append(
+            f"you say not contiguous where torch says it is, on {says_no.case.label}: "
+            f"{why_so(says_no.case.layout)}"
+        )
+    if not parts:
+        return None
+    shown = min((m for m in (says_yes, says_no) if m), key=lambda m: misses.index(m))
+    return Finding(". And ".join(parts), shown)
+
+
+IS_CONTIGUOUS = Rule(
+    title="your contiguity rule",
+    signature="def is_contiguous(shape, stride)",
+    cases=oracle.contiguity_cases,
+    reference=_is_contiguous_reference(),
+    params=("shape", "stride"),
+    form=_not_a_bool,
+    causes=(_both_ways,),
+)
+
+
+def check_is_contiguous(fn: object) -> Verdict:
+    """04.is_contiguous: is_contiguous(shape, stride) against Tensor.is_contiguous()."""
+    verdict, count = judge(fn, IS_CONTIGUOUS)
+    return verdict or passed(
+        f"right on all {count} random layouts of 0 to 5 dims: row-major order with no gaps, "
+        "where size-1 dims (never stepped along) and empty tensors (nothing to read) never "
+        "disagree"
+    )
+
+
+def _row_major_strides_only():
+    def is_contiguous(shape, stride):
+        expected, running = [], 1
+        for size in reversed(shape):
+            expected.insert(0, running)
+            running *= size
+        return tuple(stride) == tuple(expected)
+
+    return is_contiguous
+
+
+def _size_one_but_not_empty():
+    def is_contiguous(shape, stride):
+        expected = 1
+        for size, step in zip(reversed(shape), reversed(stride), strict=True):
+            if size != 1:
+                if step != expected:
+                    return False
+                expected *= size
+        return True
+
+    return is_contiguous
+
+
+def _innermost_stride_only():
+    def is_contiguous(shape, stride):
+        return not stride or stride[-1] == 1
+
+    return is_contiguous
+
+
+def _strides_decreasing():
+    def is_contiguous(shape, stride):
+        return list(stride) == sorted(stride, reverse=True)
+
+    return is_contiguous
+
+
+def _no_gaps():
+    def is_contiguous(shape, stride):  # "contiguous = no gaps in memory"
+        span = 1 + sum((n - 1) * s for n, s in zip(shape, stride, strict=True))
+        return math.prod(shape) == 0 or span == math.prod(shape)
+
+    return is_contiguous
+
+
+def _three_named_dims():
+    def is_contiguous(shape, stride):
+        if 0 in shape:
+            return True
+        n0, n1, n2 = (1,) * (3 - len(shape)) + tuple(shape)
+        s0, s1, s2 = (0,) * (3 - len(stride)) + tuple(stride)
+        return (n2 == 1 or s2 == 1) and (n1 == 1 or s1 == n2) and (n0 == 1 or s0 == n1 * n2)
+
+    return is_contiguous
+
+
+def _asks_torch():
+    def is_contiguous(shape, stride):
+        return torch.empty_strided(shape, stride).is_contiguous()
+
+    return is_contiguous
+
+
+def _asks_numpy():
+    def is_contiguous(shape, stride):
+        array = np.lib.stride_tricks.as_strided(np.zeros(1), shape, [8 * s for s in stride])
+        return bool(array.flags.c_contiguous)
+
+    return is_contiguous
+
+
+def _course_calculator():
+    def is_contiguous(shape, stride):
+        return Layout.strided(shape, stride).is_contiguous()
+
+    return is_contiguous
+
+
+register(
+    Exercise(
+        "04.is_contiguous",
+        "Write is_contiguous(shape, stride) with torch's rules (size-1 dims, empty tensors), "
+        "with arithmetic on the tuples (asking torch does not count).",
+        check_is_contiguous,
+        "Walk the dims from last to first: the stride must equal the product of the sizes "
+        "after it. Decide what a size-1 dim, and a tensor with no elements, should do.",
+        _is_contiguous_reference,
+        (
+            _row_major_strides_only,
+            _size_one_but_not_empty,
+            _innermost_stride_only,
+            _strides_decreasing,
+            _no_gaps,
+            _three_named_dims,
+            _asks_torch,
+            _asks_numpy,
+            _course_calculator,
+        ),
+    )
+)
