@@ -34,10 +34,16 @@ from course.figures import figure_png, fitted_figure, integer_ticks
 
 @dataclass
 class Drawing:
-    """What a panel's draw function returns: a figure, an HTML fragment, or both."""
+    """What a panel's draw function returns: a figure, an HTML fragment, or both.
+
+    `note` is a passing remark about this drawing ("run #1 already used these settings"): the
+    panel shows it above the figure and drops it as soon as a control changes, where it would
+    describe settings no longer shown.
+    """
 
     figure: Figure | None = None
     html: str = ""
+    note: str = ""
 
 
 def message_html(text: str, kind: str = "error") -> str:
@@ -77,8 +83,23 @@ def _cell_wrap(text: str) -> str:
     return "white-space:nowrap" if len(text) <= 40 else "white-space:normal;min-width:16em"
 
 
+SLIDERS = (
+    widgets.IntSlider,
+    widgets.FloatSlider,
+    widgets.FloatLogSlider,
+    widgets.IntRangeSlider,
+    widgets.FloatRangeSlider,
+    widgets.SelectionSlider,
+    widgets.SelectionRangeSlider,
+)
+BUSY = "Updating ..."  # the status while a panel draws, so no interaction looks ignored
+
+
 class Panel(widgets.VBox):
     """Controls on top, a figure and a text area below; redraws whenever a control changes.
+
+    Sliders report their value when released (a drag or a held arrow key would otherwise queue
+    one full redraw per position), and every redraw shows a status line before it starts work.
 
     `draw` is called with each control's value by name, and with `panel=` this panel when it
     declares a parameter of that name (to work inside `panel.working(...)` and report progress).
@@ -104,11 +125,15 @@ class Panel(widgets.VBox):
         self.message = widgets.HTML()
         self.status = widgets.HTML()
         self.error = ""
+        self._noted = False  # whether self.message holds a note (not an error)
         self.figure: Figure | None = None
         self.button: widgets.Button | None = None
         self._last_run: dict[str, object] | None = None
         header = [widgets.HTML(f"<b>{html.escape(title)}</b>")] if title else []
         row = list(self.controls.values())
+        for control in row:
+            if isinstance(control, SLIDERS):
+                control.continuous_update = False
         if button is None:
             for control in row:
                 control.observe(lambda _change: self.redraw(), names="value")
@@ -117,6 +142,8 @@ class Panel(widgets.VBox):
             run.on_click(lambda _b: self.click())
             self.button = run
             row.append(run)
+            for control in self.controls.values():
+                control.observe(lambda _change: self._drop_note(), names="value")
         super().__init__(
             header
             + [widgets.HBox(row, layout=widgets.Layout(flex_flow="row wrap"))]
@@ -132,27 +159,49 @@ class Panel(widgets.VBox):
     def click(self) -> None:
         """What the button does: run, unless nothing changed since the last successful run."""
         if self._last_run is not None and self._last_run == self.values() and not self.error:
-            self.message.value = message_html(
+            self._note(
                 "Same settings as the last run: the result below is already theirs. "
-                "Change a setting, then run again.",
-                "info",
+                "Change a setting, then run again."
             )
             return
         self.redraw()
 
+    def _note(self, text: str) -> None:
+        self.message.value = message_html(text, "info") if text else ""
+        self._noted = bool(text)
+
+    def _drop_note(self) -> None:
+        """A control changed: a note about the settings shown no longer applies (errors stay)."""
+        if self._noted:
+            self._note("")
+
     @contextlib.contextmanager
     def working(self, label: str) -> Iterator[None]:
-        """Show `label` at once and disable every control until the block ends (also on error)."""
+        """Show `label` at once and disable every control until the block ends (also on error).
+
+        Afterwards the status and the controls are as they were before, so a block inside the
+        redraw's own status (or inside another block) hands back to it.
+        """
         parts = [*self.controls.values(), *([self.button] if self.button else [])]
-        for part in parts:
+        enabled = [part for part in parts if not part.disabled]
+        for part in enabled:
             part.disabled = True
+        with self._status(label):
+            try:
+                yield
+            finally:
+                for part in enabled:
+                    part.disabled = False
+
+    @contextlib.contextmanager
+    def _status(self, label: str) -> Iterator[None]:
+        """`label` in the status line for the block, then the status it replaced."""
+        before = self.status.value
         self.status.value = message_html(label, "info")
         try:
             yield
         finally:
-            for part in parts:
-                part.disabled = False
-            self.status.value = ""
+            self.status.value = before
 
     def progress(self, done: int, total: int, note: str = "") -> None:
         """A progress callback (`course.progressbar.Progress`) showing in the status line."""
@@ -164,7 +213,15 @@ class Panel(widgets.VBox):
         return {name: control.value for name, control in self.controls.items()}
 
     def redraw(self) -> None:
-        """Call the draw function with the controls' values and show what it returns."""
+        """Call the draw function with the controls' values and show what it returns.
+
+        The status line says BUSY before any work starts (a cached case still takes seconds to
+        draw and render), and clears once the result is shown.
+        """
+        with self._status(BUSY):
+            self._redraw()
+
+    def _redraw(self) -> None:
         extra = {"panel": self} if self._gets_panel else {}
         try:
             drawing = self._draw(**self.values(), **extra)
@@ -175,7 +232,7 @@ class Panel(widgets.VBox):
             self._show_error(f"{type(exc).__name__}: {exc}")
             return
         self.error = ""
-        self.message.value = ""
+        self._note(drawing.note)
         self._last_run = self.values()
         self.figure = drawing.figure
         self.image.value = figure_png(drawing.figure) if drawing.figure is not None else b""
@@ -185,6 +242,7 @@ class Panel(widgets.VBox):
     def _show_error(self, text: str) -> None:
         """The message replaces the result: a stale figure under an error would mislead."""
         self.error = text
+        self._noted = False
         self.message.value = message_html(text, "error")
         self.figure = None
         self.image.value = b""

@@ -7,7 +7,7 @@ import pytest
 
 from course.errors import CourseError
 from course.figures import fitted_figure
-from course.ui import Drawing, Panel, html_table, widget_check
+from course.ui import BUSY, Drawing, Panel, html_table, widget_check
 
 
 def _panel(button: str | None = None) -> tuple[Panel, list[int]]:
@@ -116,3 +116,61 @@ def test_widget_check_follows_its_slider():
     panel = widget_check()
     panel.controls["n"].value = 6
     assert "the slider says 6" in panel.text.value
+
+
+def test_every_redraw_says_so_before_drawing_and_rendering(monkeypatch):
+    """The status is sent to the page before the slow part, and cleared once the result shows."""
+    import course.ui
+
+    seen: list[str] = []
+    panels: list[Panel] = []
+
+    def draw(n: int, panel: Panel) -> Drawing:
+        panels.append(panel)
+        seen.append(panel.status.value)
+        return Drawing(fitted_figure(200, 100))
+
+    def render(fig):
+        seen.append(panels[-1].status.value)
+        return b"png"
+
+    monkeypatch.setattr(course.ui, "figure_png", render)
+    panel = Panel({"n": widgets.IntSlider(value=1)}, draw)
+    seen.clear()
+    panel.controls["n"].value = 2
+    assert len(seen) == 2 and all(BUSY in status for status in seen)
+    assert panel.status.value == "" and panel.image.value == b"png"
+
+
+def test_sliders_report_once_released_other_controls_as_they_were():
+    text = widgets.Text(value="a")
+    panel = Panel(
+        {"n": widgets.IntSlider(value=1), "r": widgets.FloatRangeSlider(), "t": text},
+        lambda n, r, t: Drawing(),
+    )
+    assert not panel.controls["n"].continuous_update
+    assert not panel.controls["r"].continuous_update
+    assert text.continuous_update  # typing is not a drag
+
+
+def test_a_note_goes_when_a_setting_changes_an_error_stays():
+    def draw(n: int) -> Drawing:
+        if n < 0:
+            raise CourseError(f"n={n} is out of range")
+        return Drawing(html=f"<p>{n}</p>", note=f"{n} was seen before")
+
+    panel = Panel({"n": widgets.IntText(value=1)}, draw, button="Run")
+    assert "1 was seen before" in panel.message.value
+    panel.controls["n"].value = 2
+    assert panel.message.value == ""
+    panel.controls["n"].value = -1
+    panel.button.click()
+    panel.controls["n"].value = 3
+    assert "out of range" in panel.message.value  # the last run's error, until the next run
+
+
+def test_work_inside_a_redraw_hands_the_status_back():
+    panel, _ = _panel(button="Train")
+    with panel.working("Training..."), panel.working("Step 2..."):
+        assert "Step 2" in panel.status.value and panel.controls["n"].disabled
+    assert panel.status.value == "" and not panel.controls["n"].disabled

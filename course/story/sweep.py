@@ -4,7 +4,8 @@ Each click trains the story's SAE (the story's init, emulated 2.2.1 profile) wit
 learning rate, schedule, k, hidden size and auxiliary-loss weight (the knobs the story's author
 turned), and overlays its loss curve on the earlier ones. Training takes seconds, so it runs in
 `panel.working(...)`: the status line appears at once, follows the steps, and the controls are
-disabled meanwhile. A click that repeats an earlier run's settings says which run it repeats.
+disabled meanwhile. A click that repeats an earlier run's settings says which run it repeats
+(the panel's first drawing, before any click, shows run #1 without remarking on it).
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from course.figures import fitted_figure, integer_ticks
 from course.model.runs import Run, run
 from course.model.training import SCHEDULES
 from course.progressbar import Progress
-from course.ui import Drawing, Panel, html_table, message_html
+from course.ui import Drawing, Panel, html_table
 
 HIDDEN_SIZES = (768, 1536, 3072)
 KS = (8, 16, 32, 64)
@@ -94,24 +95,26 @@ def sweep_widget(first: Run | None = None, steps: int = STEPS) -> Panel:
     runs: dict[Setting, Run] = {}
     if first is not None:
         runs[Setting()] = first
+    clicked = False  # the first drawing is the panel's own, made before any click
 
     def draw(
         lr: float, k: int, hidden: int, schedule: str, aux_weight: float, panel: Panel
     ) -> Drawing:
+        nonlocal clicked
         setting = Setting(lr, k, hidden, schedule, aux_weight)
         note = ""
-        if setting in runs:
+        if setting not in runs:
+            runs[setting] = _train_in(panel, setting, steps)
+        elif clicked:
             number = list(runs).index(setting) + 1
             note = f"Run #{number} already used these settings: change a knob to train another."
-        else:
-            runs[setting] = _train_in(panel, setting, steps)
+        clicked = True
         table = html_table(sweep_rows(runs))
         legend = (
             "<p>final loss: the mean over the last 10% of the steps (one step's loss "
             "depends on its random batch).</p>"
         )
-        shown = message_html(note, "info") if note else ""
-        return Drawing(sweep_figure(runs), shown + legend + table)
+        return Drawing(sweep_figure(runs), legend + table, note)
 
     controls = {
         "lr": widgets.FloatLogSlider(

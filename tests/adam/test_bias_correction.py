@@ -7,6 +7,7 @@ import torch
 
 from course.adam.bias_correction import bias_correction_widget, draw, gradient_stream, moments
 from course.errors import CourseError
+from course.ui import BUSY
 
 
 def test_first_step_is_exactly_corrected():
@@ -60,3 +61,18 @@ def test_short_step_ranges_get_whole_step_ticks():
 def test_the_stream_length_is_bounded():
     with pytest.raises(CourseError, match="steps=1000000"):
         gradient_stream(10**6)
+
+
+def test_sliders_redraw_once_released_and_say_so_at_once(monkeypatch):
+    """An arrow key or a drag redraws once, on release, and the status shows before the work."""
+    panel = bias_correction_widget()
+    assert not any(control.continuous_update for control in panel.controls.values())
+    seen = []
+
+    def watched(*args, **kwargs):
+        seen.append(panel.status.value)
+        return draw(*args, **kwargs)
+
+    monkeypatch.setattr(panel, "_draw", watched)
+    panel.controls["beta2"].value = 0.99
+    assert seen and BUSY in seen[0] and panel.status.value == ""

@@ -20,6 +20,7 @@ from course.adam.switchboard import (
 )
 from course.errors import CourseError
 from course.figures import figure_png
+from course.ui import BUSY
 
 
 @pytest.fixture(scope="module")
@@ -164,3 +165,21 @@ def test_widget_training_shows_progress_and_disables_its_controls(monkeypatch):
     holder[0].button.click()
     assert seen and seen[0][0] is True and "Training &#x27;both&#x27; for 3 steps" in seen[0][1]
     assert holder[0].button.disabled is False and holder[0].status.value == ""
+
+
+def test_a_case_already_run_shows_a_status_before_its_figure(results, monkeypatch):
+    """No training to report, but drawing four panels still takes seconds: say so at once."""
+    from course.adam import switchboard as board
+
+    panel = switchboard()
+    seen = []
+    real = board.outcome_figure
+
+    def watched(*args, **kwargs):
+        seen.append(panel.status.value)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(board, "outcome_figure", watched)
+    panel.controls["addcmul_broken"].value = False
+    panel.button.click()
+    assert seen and BUSY in seen[0] and panel.status.value == ""

@@ -23,13 +23,17 @@ def test_first_run_fills_row_one_without_training(tiny_run, monkeypatch):
 def test_a_repeated_click_says_so(tiny_run, monkeypatch):
     monkeypatch.setattr(sweep, "train_setting", lambda *a, **k: tiny_run)
     panel = sweep.sweep_widget(first=tiny_run, steps=3)
+    assert panel.message.value == "" and "already used" not in panel.text.value  # no click yet
     panel.button.click()
     assert "Same settings as the last run" in panel.message.value
     panel.controls["k"].value = 8
+    assert panel.message.value == ""  # the note was about the settings before the change
     panel.button.click()  # run #2
     panel.controls["k"].value = 32
     panel.button.click()  # back to run #1's settings
-    assert "Run #1 already used these settings" in panel.text.value
+    assert "Run #1 already used these settings" in panel.message.value
+    panel.controls["lr"].value = 1e-3
+    assert panel.message.value == "" and "already used" not in panel.text.value
 
 
 def test_training_shows_progress_in_the_widget_and_disables_the_controls(tiny_run, monkeypatch):
