@@ -37,7 +37,7 @@ import torch
 
 from course.emps import backend as backends
 from course.emps import ops, storage
-from course.emps.mps_kernels import KernelCall, run_kernel
+from course.emps.mps_kernels import KernelCall, passes_through, run_kernel
 from course.emps.optim_paths import check_fused, run_foreach
 from course.errors import CourseError
 from course.requirements import TORCH_FLOOR_TEXT
@@ -339,6 +339,12 @@ def _run_mutating(func, op: ops.OpRoute, args, kwargs):
     target = args[op.written] if in_place else kwargs[op.written]
     if not isinstance(target, EmulatedTensor):  # a 0-dim CPU output with device inputs
         raise _device_mix(op.name, target.device)
+    backend = backends.current_backend()
+    kernel = backend.kernel_for(op.family)
+    if passes_through(kernel) and _all_contiguous(args, kwargs):
+        func(*_unwrap(args), **_unwrap_kwargs(kwargs))  # what the kernel does on such tensors
+        _check_not_resized(op.name, [target])
+        return target
     out_slot = (op.written, None)
     input_slots = [slot for slot in _tensor_slots(args, kwargs) if slot != out_slot]
     if in_place:
@@ -357,7 +363,6 @@ def _run_mutating(func, op: ops.OpRoute, args, kwargs):
         _put(call_args, call_kwargs, out_slot, out_buffer)
         return func(*call_args, **call_kwargs)
 
-    backend = backends.current_backend()
     call = KernelCall(
         op=op.label,
         family=op.family,
@@ -368,9 +373,19 @@ def _run_mutating(func, op: ops.OpRoute, args, kwargs):
         arguments=tuple(a for a in (*base_args, *base_kwargs.values()) if _is_number(a)),
         in_place=in_place,
     )
-    run_kernel(backend.kernel_for(op.family), call)
+    run_kernel(kernel, call)
     _check_not_resized(op.name, [target])
     return target
+
+
+def _all_contiguous(args, kwargs) -> bool:
+    """Whether every device tensor among the arguments is contiguous (no Placeholder copies)."""
+    for value in (*args, *kwargs.values()):
+        items = value if type(value) in (list, tuple) else (value,)
+        for item in items:
+            if isinstance(item, EmulatedTensor) and not item.inner.is_contiguous():
+                return False
+    return True
 
 
 def _is_number(value: object) -> bool:

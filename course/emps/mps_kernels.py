@@ -192,6 +192,13 @@ def output_placeholder(call: KernelCall) -> None:
         call.run_graph(output, inputs)
 
 
+def passes_through(kernel: Kernel) -> bool:
+    """Whether the device may skip building a KernelCall: `kernel` is one of the three above,
+    which all run the graph straight on contiguous tensors (no gather, no copy, nothing lost),
+    and no recorder is listening. The caller checks that every tensor is contiguous."""
+    return kernel in _PLAIN_ON_CONTIGUOUS and not recording()
+
+
 def run_kernel(kernel: Kernel, call: KernelCall) -> None:
     """Run a kernel on a call, and record what happened if anyone is listening."""
     if not recording():
@@ -216,3 +223,6 @@ def run_kernel(kernel: Kernel, call: KernelCall) -> None:
             seconds=seconds,
         )
     )
+
+
+_PLAIN_ON_CONTIGUOUS = (gather_compute_scatter, write_through_placeholder, output_placeholder)
