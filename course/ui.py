@@ -70,7 +70,8 @@ def html_table(rows: list[Mapping[str, object]], colours: Mapping[str, str] | No
         for value in row.values():
             text = html.escape(str(value))
             fill = colours.get(str(value))
-            style = f"padding:2px 8px;background:{fill}" if fill else "padding:2px 8px"
+            # JupyterLab right-aligns table cells by default; prose and labels read from the left
+            style = "padding:2px 8px;text-align:left" + (f";background:{fill}" if fill else "")
             cells.append(f"<td style='{style};{_cell_wrap(text)}'>{text}</td>")
         body.append("<tr>" + "".join(cells) + "</tr>")
     table = f"<table style='border-collapse:collapse'><tr>{head}</tr>{''.join(body)}</table>"

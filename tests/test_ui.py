@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import ipywidgets as widgets
 import pytest
 
@@ -110,6 +112,12 @@ def test_tables_keep_short_words_whole_and_scroll_instead_of_overflowing():
     assert "white-space:nowrap'>silent-no-write" in text
     assert "white-space:normal" in text and "overflow-x:auto" in text
     assert html_table([]) == "<p><em>(no rows)</em></p>"
+
+
+def test_table_cells_read_from_the_left_where_jupyterlab_would_right_align_them():
+    text = html_table([{"severity": "fail", "message": "not contiguous"}], {"fail": "#f00"})
+    cells = re.findall(r"<t[dh] style='([^']*)'", text)
+    assert len(cells) == 4 and all("text-align:left" in style for style in cells)
 
 
 def test_widget_check_follows_its_slider():

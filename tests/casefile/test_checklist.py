@@ -39,6 +39,14 @@ def test_the_broken_model_is_flagged_on_the_emulated_device(broken):
     assert not any(f.target.startswith("decoder") for f in found)
 
 
+def test_the_checklist_table_reads_from_the_left(broken):
+    """JupyterLab right-aligns table cells unless told otherwise; notebook 09 showed it so."""
+    with emps.use_profile("2.2.1-macos14"):
+        text = checklist_html(checklist(*broken))
+    cells = text.count("<td ")
+    assert cells >= 8 and text.count("text-align:left") == cells + 4  # and the 4 headers
+
+
 def test_the_fixed_model_on_macos15_is_clean():
     with emps.use_profile("macos15"):
         model, optimizer = sae_after_one_step("contiguous", n_features=64)
