@@ -57,11 +57,11 @@ class Borrowed:
         for library, calls in (("torch", self.torch), ("numpy", self.numpy)):
             if calls:
                 return failed(
-                    f"{title} asked {library} ({_listed(calls)}). Building an array with these "
-                    f"strides and asking {library} answers with {library}'s rule, and torch's is "
-                    "what the checker compares against, so such an answer cannot be wrong and "
-                    "teaches nothing. Write the rule itself, with arithmetic on the tuples "
-                    "(plain Python: +, *, comparisons, a loop over the dims)."
+                    f"{title} asked {library} ({_listed(calls)}). The checker compares your "
+                    "rule with torch's, so a rule that hands the work to a library is not shown "
+                    f"to be yours: an array built with these strides answers with {library}'s "
+                    "own rule, and even arithmetic done in it hides what you wrote. Write the "
+                    "rule in plain Python on the tuples: +, *, comparisons, a loop over the dims."
                 )
         return None
 
