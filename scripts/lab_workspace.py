@@ -4,7 +4,8 @@
 
 A local learner works in workspace/ (untracked, .gitignored), so `git pull` never conflicts with
 their notebooks. Each copy's origin is recorded in workspace/.course-copies.json as the hash of
-the learner copy it was made from. On each run, per lesson:
+the learner copy it was made from (of its cells: JupyterLab's rewrites of metadata and a cell's
+outputs are not edits). On each run, per lesson:
 - missing from workspace/: copied from learner/;
 - upstream unchanged since the copy: left alone, edited or not;
 - upstream changed and the learner never touched their copy: replaced by the new version;
@@ -27,8 +28,23 @@ MANIFEST = ".course-copies.json"
 
 
 def digest(path: Path) -> str:
-    """The hash that identifies one version of a notebook file."""
-    return hashlib.sha256(path.read_bytes()).hexdigest()
+    """The hash of what a learner changes in a notebook: each cell's type and source.
+
+    Not the file's bytes: opening a notebook makes JupyterLab rewrite its metadata (the
+    kernelspec's display name) and autosave it, and running a cell stores outputs; neither is an
+    edit. A file that is not a notebook's JSON is hashed as bytes (a broken file counts as edited).
+    """
+    data = path.read_bytes()
+    try:
+        cells = [(cell["cell_type"], _text(cell["source"])) for cell in json.loads(data)["cells"]]
+    except (ValueError, KeyError, TypeError):
+        return hashlib.sha256(data).hexdigest()
+    return hashlib.sha256(json.dumps(cells).encode()).hexdigest()
+
+
+def _text(source: str | list[str]) -> str:
+    """A cell's source as one string (nbformat stores it as a string or a list of lines)."""
+    return source if isinstance(source, str) else "".join(source)
 
 
 def new_name(name: str) -> str:

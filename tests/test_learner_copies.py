@@ -327,6 +327,36 @@ def test_an_untouched_notebook_is_updated(course_dirs):
     assert (workspace / "02_b.ipynb").read_text() == "v2 of 02"
 
 
+def _notebook(source: str) -> dict:
+    cell = {"cell_type": "code", "metadata": {}, "outputs": [], "execution_count": None}
+    meta = {"kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"}}
+    return {"cells": [{**cell, "source": source}], "metadata": meta, "nbformat": 4}
+
+
+def test_opening_and_running_an_untouched_notebook_is_not_an_edit(course_dirs):
+    """JupyterLab rewrites the kernelspec's display name and autosaves; outputs are not edits."""
+    learner, workspace = course_dirs
+    (learner / "01_a.ipynb").write_text(json.dumps(_notebook("x = 1\n")))
+    lab.sync(learner, workspace)
+    opened = _notebook(["x = 1\n"])  # sources as a list of lines, as JupyterLab saves them
+    opened["metadata"]["kernelspec"]["display_name"] = "Python 3 (ipykernel)"
+    opened["cells"][0].update(execution_count=1, outputs=[{"output_type": "stream"}])
+    (workspace / "01_a.ipynb").write_text(json.dumps(opened, indent=2))
+    (learner / "01_a.ipynb").write_text(json.dumps(_notebook("x = 2\n")))
+    assert lab.sync(learner, workspace) == ["01_a.ipynb: updated (you had not changed it)"]
+    assert "x = 2" in (workspace / "01_a.ipynb").read_text()
+
+
+def test_an_edited_cell_is_an_edit(course_dirs):
+    learner, workspace = course_dirs
+    (learner / "01_a.ipynb").write_text(json.dumps(_notebook("x = 1\n")))
+    lab.sync(learner, workspace)
+    (workspace / "01_a.ipynb").write_text(json.dumps(_notebook("x = 1  # my note\n")))
+    (learner / "01_a.ipynb").write_text(json.dumps(_notebook("x = 2\n")))
+    assert "01_a.new.ipynb" in lab.sync(learner, workspace)[0]
+    assert "my note" in (workspace / "01_a.ipynb").read_text()
+
+
 def test_switching_to_the_new_version_is_recognised(course_dirs):
     learner, workspace = course_dirs
     lab.sync(learner, workspace)
