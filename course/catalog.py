@@ -106,7 +106,7 @@ LESSONS: tuple[Lesson, ...] = (
         "05_dispatch.ipynb",
         "The dispatcher",
         "How does one Python call end up in a device-specific kernel?",
-        30,
+        60,
         (
             "follow the registry to a backend's kernel",
             "walk the live dispatch table",

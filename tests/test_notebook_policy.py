@@ -199,9 +199,7 @@ def _import_cells(nb: nbformat.NotebookNode) -> list[int]:
 
 
 # Notebooks that import in several cells today; each lesson's rewrite takes itself off the list.
-SCATTERED_IMPORTS = {
-    "05_dispatch.ipynb",
-}
+SCATTERED_IMPORTS: set[str] = set()
 
 
 @pytest.mark.parametrize(
@@ -220,7 +218,6 @@ HAND_TABLE = re.compile(
 )
 # Notebooks that line up columns by hand today; each lesson's rewrite takes itself off the list.
 HAND_TABLES = {
-    "05_dispatch.ipynb",
     "06_placeholder.ipynb",
     "07_compiled_kernels.ipynb",
 }

@@ -17,9 +17,15 @@ from matplotlib.figure import Figure
 
 from course import emps
 from course.dispatch.registry import RegistryEntry, backend_kernel, lookup, op_names
-from course.dispatch.tables import Step, call_path, kernel_rows, registered_kernels
+from course.dispatch.tables import (
+    RegisteredKernel,
+    Step,
+    call_path,
+    kernel_rows,
+    registered_kernels,
+)
 from course.errors import CourseError, require_choice
-from course.ui import Drawing, Panel, html_table
+from course.ui import Drawing, Panel
 
 # The kinds of tensor a learner can send the call to (each built fresh, 2x3 float32).
 SAMPLES: dict[str, Callable[[], torch.Tensor]] = {
@@ -89,11 +95,11 @@ def path_figure(entry: RegistryEntry, steps: list[Step], tensor: torch.Tensor) -
             title,
             ha="center",
             va="center",
-            fontsize=9,
+            fontsize=10,
             weight="bold",
             bbox={"boxstyle": "round,pad=0.4", "fc": _BOX[style], "ec": "#555555"},
         )
-        ax.text(0.5, y - 0.22, detail, ha="center", va="center", fontsize=8, color="#333333")
+        ax.text(0.5, y - 0.22, detail, ha="center", va="center", fontsize=10, color="#333333")
         if row:
             ax.annotate(
                 "",
@@ -104,35 +110,59 @@ def path_figure(entry: RegistryEntry, steps: list[Step], tensor: torch.Tensor) -
     return fig
 
 
-def entry_html(entry: RegistryEntry) -> str:
-    """One registry entry: its schema as wrapping text (it is long), its other fields as a table.
+# A column's blocks: a heading line and detail lines under it, wrapping at spaces (and, for a
+# name longer than the column, anywhere), never a table whose rows cannot wrap.
+_BLOCK = "<div style='padding:3px 0;border-bottom:1px solid #ddd'>{}</div>"
+_COLUMN = "<div style='flex:1 1 300px;min-width:0;overflow-wrap:anywhere'><h4>{}</h4>{}</div>"
 
-    The schema is kept out of the table because a table cell grows to its longest unbreakable
-    line, which pushed the widget past a notebook's width.
-    """
+
+def stacked_html(blocks: list[tuple[str, ...]]) -> str:
+    """Rows stacked as blocks, one line each: a bold heading, then its details.
+
+    A table puts a row's cells side by side, so a row is as wide as all its cells together:
+    the live table needed 943 px in a 414 px column. Stacked, a block is as wide as its
+    longest line, and lines wrap at spaces."""
+    if not blocks:
+        return "<p><em>(none)</em></p>"
+    return "".join(
+        _BLOCK.format("<br>".join([f"<b>{html.escape(head)}</b>", *map(html.escape, rest)]))
+        for head, *rest in blocks
+    )
+
+
+def entry_html(entry: RegistryEntry) -> str:
+    """One registry entry: its schema as wrapping text (it is long), its other fields stacked."""
     schema = (
         "<pre style='white-space:pre-wrap;overflow-wrap:anywhere;margin:2px 0'>"
         f"{html.escape(entry.schema)}</pre>"
     )
-    return schema + html_table([row for row in entry.as_rows() if row["field"] != "func"])
+    rows = [(row["field"], row["value"]) for row in entry.as_rows() if row["field"] != "func"]
+    return schema + stacked_html(rows)
+
+
+def kernel_blocks(kernels: list[RegisteredKernel]) -> list[tuple[str, ...]]:
+    """One block per registered kernel: its key, then the file, then its language and state."""
+    return [
+        (row["key"], row["file"], f"{row['language']} kernel, {row['state']}")
+        for row in kernel_rows(kernels)
+    ]
 
 
 def explorer_html(entry: RegistryEntry) -> str:
     """The registry entry (and its structured delegate) beside the live registered kernels.
 
-    Two columns that wrap under each other when the notebook is narrow: nothing overflows.
-    """
+    Two columns that wrap under each other when the notebook is narrow, each a stack of short
+    lines: nothing overflows a 414 px column."""
     registry = entry_html(entry)
     if entry.structured_delegate:
         delegate = lookup(entry.structured_delegate)
         registry += f"<p>kernel shared with <code>{delegate.name}</code>:</p>"
         registry += entry_html(delegate)
-    live = html_table(kernel_rows(registered_kernels(entry.name)))
-    column = "<div style='flex:1 1 320px;min-width:0;overflow-x:auto'><h4>{}</h4>{}</div>"
+    live = stacked_html(kernel_blocks(registered_kernels(entry.name)))
     return (
         "<div style='display:flex;gap:16px;flex-wrap:wrap;max-width:100%'>"
-        + column.format("Registry: native_functions.yaml", registry)
-        + column.format(f"Live: {html.escape(entry.qualified)} in this process", live)
+        + _COLUMN.format("Registry: native_functions.yaml", registry)
+        + _COLUMN.format(f"Live: {html.escape(entry.qualified)} in this process", live)
         + "</div>"
     )
 

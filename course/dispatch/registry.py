@@ -172,13 +172,21 @@ def did_you_mean(name: str, known, listing: str = "course.dispatch.registry.op_n
 
 
 def kernel_entry(name: str) -> RegistryEntry:
-    """The entry whose `dispatch:` table really runs: the structured delegate, if there is one."""
+    """The entry whose `dispatch:` table serves the structured backends (CPU, CUDA, MPS, XPU,
+    MTIA): the structured delegate, if there is one."""
     entry = lookup(name)
     return lookup(entry.structured_delegate) if entry.structured_delegate else entry
 
 
 def backend_kernel(name: str, backend: str) -> str:
-    """The C++ kernel function the registry names for `backend` ("CPU" -> "addcmul_out")."""
+    """The C++ kernel function the registry names for `backend` ("CPU" -> "addcmul_out").
+
+    A structured delegate may still have `dispatch:` rows of its own, for backends its structured
+    kernel does not serve (sparse, mkldnn, nested tensors): torchgen registers those, so a row
+    of the op's own wins over its delegate's."""
+    own = lookup(name).backend_kernels()
+    if backend in own:
+        return own[backend]
     source = kernel_entry(name)
     table = source.backend_kernels()
     if backend in table:

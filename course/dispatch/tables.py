@@ -21,6 +21,7 @@ import torch
 
 from course.dispatch.registration import qualified
 from course.errors import CourseError
+from course.tables import text_table
 
 # "CPU: registered at /path/RegisterCPU_2.cpp:5809 [kernel]" (from _dispatch_dump_table)
 _TABLE_LINE = re.compile(
@@ -38,8 +39,8 @@ _HEADER = ("name:", "schema:", "debug:", "alias analysis kind:")
 ROLES = {
     "PythonTLSSnapshot": "saves Python dispatch state, re-dispatches",
     "Autocast": "casts dtypes under autocast, re-dispatches",
-    "Autograd": "records the backward graph (VariableType), re-dispatches",
-    "ADInplaceOrView": "bumps the version counter of written tensors, re-dispatches",
+    "Autograd": "records the backward graph, re-dispatches",
+    "ADInplaceOrView": "bumps version counters, re-dispatches",
     "Python": "calls the tensor subclass's __torch_dispatch__",
     "BackendSelect": "picks a backend for factory functions",
     "Functionalize": "rewrites mutations as pure ops (torch.compile)",
@@ -197,6 +198,17 @@ def path_rows(steps: list[Step]) -> list[dict[str, str]]:
         {"key": s.key, "kind": s.kernel.kind, "file": s.kernel.stable_file, "does": s.role}
         for s in steps
     ]
+
+
+def path_table(op: str, tensor: torch.Tensor) -> str:
+    """A call's path as a notebook prints it: the tensor's own dispatch keys, then the kernels
+    the call runs (key, file, what it does), narrow enough for a cell and the same on every
+    machine and release."""
+    keys = ", ".join(dispatch_keys(tensor))
+    rows = [
+        {k: row[k] for k in ("key", "file", "does")} for row in path_rows(call_path(op, tensor))
+    ]
+    return f"the tensor's keys, highest priority first: {keys}\n\n{text_table(rows)}"
 
 
 def kernel_rows(kernels: list[RegisteredKernel]) -> list[dict[str, str]]:

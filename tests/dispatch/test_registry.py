@@ -29,6 +29,14 @@ def test_addcmul_inplace_delegates_to_the_out_kernel():
     assert registry.backend_kernel("addcmul_", "MPS") == kernels["MPS"]
 
 
+def test_a_delegates_own_row_wins_for_the_backends_it_names():
+    """add.Tensor delegates to add.out, but names its own sparse kernel (as torchgen registers)."""
+    assert registry.lookup("add.Tensor").structured_delegate == "add.out"
+    assert registry.backend_kernel("add.Tensor", "SparseCPU") == "add_sparse"
+    assert registry.backend_kernel("add.Tensor", "MPS") == "add_out_mps"
+    assert registry.backend_kernel("addmm", "SparseCPU") == "addmm_sparse_dense_cpu"
+
+
 def test_one_out_kernel_serves_the_whole_structured_family():
     assert registry.structured_family("addcmul_") == ["addcmul", "addcmul.out", "addcmul_"]
     assert registry.structured_family("addcmul.out") == ["addcmul", "addcmul.out", "addcmul_"]

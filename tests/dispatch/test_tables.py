@@ -73,3 +73,13 @@ def test_checked_outputs_hide_shard_numbers_of_generated_files():
     assert cpu.stable_file == "RegisterCPU_N.cpp" and cpu.file.startswith("RegisterCPU_")
     rows = path_rows(call_path("addcmul_", torch.zeros(2, requires_grad=True)))
     assert [r["file"] for r in rows][-1] == "RegisterCPU_N.cpp"
+
+
+def test_path_table_prints_the_keys_and_the_path_within_a_cells_width():
+    from course.dispatch.tables import path_table
+
+    text = path_table("addcmul_", torch.zeros(2, 3, requires_grad=True))
+    lines = text.splitlines()
+    assert lines[0].endswith("AutocastCPU, AutogradCPU, ADInplaceOrView, CPU")
+    assert [line.split()[0] for line in lines[3:]] == ["AutogradCPU", "ADInplaceOrView", "CPU"]
+    assert max(map(len, lines)) <= 96 and "_N.cpp" in text
