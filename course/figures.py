@@ -2,7 +2,8 @@
 
 Every course figure is a matplotlib `Figure` (no pyplot, no global state), so one module holds
 what they share: `fitted_figure` sizes a figure for a notebook cell (its PNG is shown at its
-natural size, so 10 pt text stays 10 pt on screen), `integer_ticks` keeps axes of counts on
+natural size, so 10 pt text stays 10 pt on screen; no course figure uses text below MIN_FONT_PT),
+`integer_ticks` keeps axes of counts on
 whole numbers, and `figure_png` renders deterministic PNG bytes. The widget shell (`course.ui`),
 the lessons' plots and the diagrams below all use them; none of it needs ipywidgets.
 
@@ -24,18 +25,23 @@ from collections.abc import Callable, Sequence
 
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
+from matplotlib.layout_engine import ConstrainedLayoutEngine
 from matplotlib.patches import FancyBboxPatch, Rectangle
 from matplotlib.ticker import MaxNLocator
 
-CELL_WIDTH_PX = 900  # JupyterLab's code-cell output area at its default window size is ~950 px
+# JupyterLab's code-cell output area in a 1280x800 window, file browser open, is about 840 px; a
+# widget's image has 2 px margins each side. A wider PNG scrolls sideways or is scaled down.
+CELL_WIDTH_PX = 820
 DPI = 90
+MIN_FONT_PT = 10
 
 
 def fitted_figure(width_px: int = CELL_WIDTH_PX, height_px: int = 320) -> Figure:
     """A Figure whose PNG is shown at its natural size inside a notebook cell, never shrunk.
 
     Matplotlib sizes in inches; a notebook shows the PNG at DPI pixels per inch, so a figure made
-    here fits the cell area and its 10 pt text is 10 pt on screen.
+    here fits the cell area and its 10 pt text is 10 pt on screen. Its PNG is exactly
+    `width_px` wide (at most CELL_WIDTH_PX): see `figure_png`.
     """
     width_px = min(width_px, CELL_WIDTH_PX)
     return Figure(figsize=(width_px / DPI, height_px / DPI), layout="constrained")
@@ -58,9 +64,21 @@ def integer_ticks(ax: Axes, axis: str = "x") -> None:
 
 
 def figure_png(fig: Figure, dpi: int = DPI) -> bytes:
-    """Render a matplotlib figure to PNG bytes (deterministic: no timestamp metadata)."""
+    """Render a matplotlib figure to PNG bytes (deterministic: no timestamp metadata).
+
+    A constrained-layout figure (every `fitted_figure`) already fits its content, so it is saved
+    at exactly its own size: a tight bounding box would add margins and can grow past the width
+    the figure was drawn for. Other figures (the diagrams) are cropped to their content.
+    """
+    constrained = isinstance(fig.get_layout_engine(), ConstrainedLayoutEngine)
     buf = io.BytesIO()
-    fig.savefig(buf, format="png", dpi=dpi, bbox_inches="tight", metadata={"Software": None})
+    fig.savefig(
+        buf,
+        format="png",
+        dpi=dpi,
+        bbox_inches=None if constrained else "tight",
+        metadata={"Software": None},
+    )
     return buf.getvalue()
 
 

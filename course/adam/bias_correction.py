@@ -11,11 +11,10 @@ from __future__ import annotations
 
 import ipywidgets as widgets
 import torch
-from matplotlib.figure import Figure
-from matplotlib.ticker import MaxNLocator
 
 from course.adam.scratch import MAX_ADAM_STEPS, bias_corrections, update_moments
 from course.errors import CourseError, require_int
+from course.figures import fitted_figure, integer_ticks
 from course.ui import Drawing, Panel, html_table
 
 MEAN, NOISE = 1.0, 0.5  # the stream's true mean and spread: what the moments should estimate
@@ -72,16 +71,19 @@ def draw(beta1: float, beta2: float, step_range: tuple[int, int], seed: int = 0)
     result = moments(grads, beta1, beta2)
     steps = range(first, last + 1)
     window = slice(first - 1, last)
-    fig = Figure(figsize=(10, 3.2), layout="constrained")
+    fig = fitted_figure(height_px=300)
     factors, first_moment, second_moment = fig.subplots(1, 3)
     factors.semilogy(steps, result["factor1"][window], label="1 / (1 - beta1**t)")
     factors.semilogy(steps, result["factor2"][window], label="1 / (1 - beta2**t)")
-    factors.set(xlabel="step t", title="correction factors")
+    factors.set_title("correction factors:\n1 / (1 - beta**t)", fontsize=10)
+    factors.set(xlabel="step t")
     first_moment.plot(steps, grads[window], ".", color="#bbb", label="gradient")
     first_moment.axhline(MEAN, color="k", lw=0.8, ls="--", label="true mean")
-    first_moment.set(xlabel="step t", title="first moment: m vs m_hat")
+    first_moment.set_title("first moment:\nm vs m_hat", fontsize=10)
+    first_moment.set(xlabel="step t")
     second_moment.axhline((MEAN**2 + NOISE**2) ** 0.5, color="k", lw=0.8, ls="--", label="true RMS")
-    second_moment.set(xlabel="step t", title="second moment: sqrt(v) vs sqrt(v_hat)")
+    second_moment.set_title("second moment:\nsqrt(v) vs sqrt(v_hat)", fontsize=10)
+    second_moment.set(xlabel="step t")
     for ax, raw, corrected in (
         (first_moment, result["m"], result["m_hat"]),
         (second_moment, result["v"].sqrt(), result["v_hat"].sqrt()),
@@ -89,8 +91,8 @@ def draw(beta1: float, beta2: float, step_range: tuple[int, int], seed: int = 0)
         ax.plot(steps, raw[window], label="raw")
         ax.plot(steps, corrected[window], label="corrected")
     for ax in (factors, first_moment, second_moment):
-        ax.legend(fontsize=8)
-        ax.xaxis.set_major_locator(MaxNLocator(integer=True, min_n_ticks=1))
+        ax.legend()
+        integer_ticks(ax)
     return Drawing(fig, html_table(summary_rows(result, first, last)))
 
 

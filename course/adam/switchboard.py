@@ -202,12 +202,12 @@ def outcome_figure(results: list[Outcome], highlight: str | None = None) -> Figu
         ax.semilogy(range(1, len(shown) + 1), shown, marker=".")
         ax.axhline(EXPLODE_FACTOR * outcome.lr, color="grey", lw=0.8, ls="--")
         bold = "bold" if outcome.case.label == highlight else "normal"
-        ax.set_title(f"{outcome.case.label}: {outcome.verdict}", fontsize=9, fontweight=bold)
+        ax.set_title(f"{outcome.case.label}: {outcome.verdict}", fontsize=10, fontweight=bold)
         ax.set_xlabel("step")
         ax.set_xlim(0.5, len(shown) + 0.5)  # also for a single step
         integer_ticks(ax)
     axes[0].set_ylabel("max |encoder - initial|")
-    fig.suptitle("dashed: 100 x lr (above: an explosion); frozen: at the floor", fontsize=8)
+    fig.suptitle("dashed: 100 x lr (above: an explosion); frozen: at the floor", fontsize=10)
     return fig
 
 

@@ -84,11 +84,12 @@ def flagged_figure(results_by_device: dict[str, Sequence[AuditResult]]) -> Figur
         ]
         for op in ops
     ]  # (ops, devices)
-    fig = fitted_figure(150 + 120 * len(results_by_device), 80 + 28 * len(ops))
+    # tall enough for the colour bar's label, however few ops are flagged
+    fig = fitted_figure(150 + 120 * len(results_by_device), max(260, 80 + 28 * len(ops)))
     ax = fig.add_subplot()
     image = ax.imshow(grid, cmap="Reds", vmin=0, aspect="auto")
-    ax.set_xticks(range(len(results_by_device)), list(results_by_device), rotation=20, fontsize=8)
-    ax.set_yticks(range(len(ops)), ops, fontsize=8)
-    fig.colorbar(image, ax=ax, label="(overload, dtype, layout) results flagged")
-    ax.set_title("Where writes go wrong", fontsize=9)
+    ax.set_xticks(range(len(results_by_device)), list(results_by_device), rotation=20)
+    ax.set_yticks(range(len(ops)), ops)
+    fig.colorbar(image, ax=ax, label="(overload, dtype, layout)\nresults flagged")
+    ax.set_title("Where writes go wrong", fontsize=10)
     return fig

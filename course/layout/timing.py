@@ -20,6 +20,7 @@ import torch
 from matplotlib.figure import Figure
 
 from course.errors import require_range
+from course.figures import fitted_figure
 
 OPS: dict[str, Callable[[torch.Tensor], object]] = {
     "x + 1": lambda x: x + 1,
@@ -98,7 +99,7 @@ def stride_sweep(
 
 def timing_figure(timings: list[Timing], sweep: list[tuple[int, float]]) -> Figure:
     """Left: transposed/contiguous time ratio per op. Right: cost per float against stride."""
-    fig = Figure(figsize=(10, 3.6))
+    fig = fitted_figure(height_px=324)
     left, right = fig.subplots(1, 2)
     left.barh([t.op for t in timings], [t.ratio for t in timings], color="#9ecae1")
     left.axvline(1.0, color="black", linewidth=0.8)
@@ -109,8 +110,7 @@ def timing_figure(timings: list[Timing], sweep: list[tuple[int, float]]) -> Figu
     right.axvline(16, color="#fd8d3c", linestyle="--", label="16 floats = one 64-byte cache line")
     right.set_xlabel("stride (floats between consecutive reads)")
     right.set_ylabel("ns per float summed")
-    right.legend(fontsize=8)
-    fig.tight_layout()
+    right.legend()
     return fig
 
 

@@ -12,6 +12,7 @@ import torch
 from matplotlib.figure import Figure
 
 from course.errors import CourseError
+from course.figures import fitted_figure
 
 
 def best_cosines(decoder_weight: torch.Tensor, features: torch.Tensor) -> torch.Tensor:
@@ -34,7 +35,7 @@ def recovered(cosines: torch.Tensor, threshold: float = 0.8) -> float:
 
 def recovery_figure(cosines: dict[str, torch.Tensor], threshold: float = 0.8) -> Figure:
     """Histograms of the best cosine per true feature, per model: recovered ones pile up at 1."""
-    fig = Figure(figsize=(7, 3.2))
+    fig = fitted_figure(640, 290)
     ax = fig.add_subplot()
     bins = torch.linspace(0, 1, 41).tolist()
     for label, values in cosines.items():
@@ -46,6 +47,5 @@ def recovery_figure(cosines: dict[str, torch.Tensor], threshold: float = 0.8) ->
         ylabel="true features",
         title="Ground-truth feature recovery",
     )
-    ax.legend(fontsize=8)
-    fig.tight_layout()
+    ax.legend()
     return fig

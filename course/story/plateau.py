@@ -35,7 +35,7 @@ def loss_figure(runs: dict[str, Run], title: str = "Training loss", log: bool = 
     ax.set(xlabel="step", ylabel="reconstruction loss", title=title)
     ax.set_yscale("log" if log else "linear")
     integer_ticks(ax)
-    ax.legend(fontsize=8)
+    ax.legend()
     return fig
 
 
@@ -49,5 +49,5 @@ def change_figure(one: Run) -> Figure:
         ax.plot(one.history.change[name], label=name, linewidth=1.5)
     ax.set(xlabel="step", ylabel="max |w - w0|", title="How far each weight moved from its start")
     integer_ticks(ax)
-    ax.legend(fontsize=8)
+    ax.legend()
     return fig

@@ -71,7 +71,7 @@ def sweep_figure(runs: dict[Setting, Run]) -> Figure:
     ax.set(xlabel="step", ylabel="reconstruction loss", yscale="log", title="Loss per run")
     integer_ticks(ax)
     columns = 1 + (len(runs) - 1) // 12
-    ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1), ncols=columns)
+    ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1), ncols=columns)
     return fig
 
 

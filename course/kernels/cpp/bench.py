@@ -36,6 +36,7 @@ import torch
 from matplotlib.figure import Figure
 
 from course.errors import CourseError, require_choice, require_int
+from course.figures import fitted_figure
 from course.kernels.cpp.build import op
 from course.kernels.cpp.harness import KERNEL_NAMES
 from course.progressbar import Progress
@@ -316,7 +317,7 @@ def plot(run: BenchRun) -> Figure:
     """Time ratio to native (left, middle half of the rounds as error bars) and fraction of
     the reference bandwidth (right, flagged points left out), one row per layout."""
     layouts = sorted({t.layout for t in run.timings}, key=BENCH_LAYOUTS.index)
-    fig = Figure(figsize=(9, 3.2 * len(layouts)))
+    fig = fitted_figure(height_px=288 * len(layouts))
     axes = fig.subplots(len(layouts), 2, squeeze=False)
     for row, layout in zip(axes, layouts, strict=True):
         for kernel in dict.fromkeys(t.kernel for t in run.timings):
@@ -338,16 +339,15 @@ def plot(run: BenchRun) -> Figure:
             yscale="log",
             xlabel="elements",
             ylabel="time / native",
-            title=f"{layout} output: time ratio to torch's addcmul_",
         )
+        row[0].set_title(f"{layout} output:\ntime ratio to torch's addcmul_", fontsize=10)
         row[1].set(
             xscale="log",
             ylim=(0, None),
             xlabel="elements",
             ylabel="fraction of reference BW",
-            title=f"{layout}: share of an in-place add_'s bandwidth",
         )
-        row[0].legend(fontsize=8)
-    fig.suptitle(f"{run.threads} thread(s), medians over rounds", fontsize=9)
-    fig.tight_layout()
+        row[1].set_title(f"{layout} output:\nshare of an in-place add_'s bandwidth", fontsize=10)
+        row[0].legend()
+    fig.suptitle(f"{run.threads} thread(s), medians over rounds", fontsize=10)
     return fig
