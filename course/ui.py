@@ -119,8 +119,9 @@ class Panel(widgets.VBox):
         self._gets_panel = "panel" in inspect.signature(draw).parameters
         if "panel" in self.controls:
             raise ValueError("a control may not be named 'panel': draw functions receive the panel")
-        # natural size (flex-start), not stretched to the notebook's width and blurred
-        natural = widgets.Layout(max_width="100%", align_self="flex-start")
+        # natural size (flex-start), not stretched to the notebook's width and blurred; no margin,
+        # which beside max-width 100% pushed a full-width figure 4 px past the cell (a scrollbar)
+        natural = widgets.Layout(max_width="100%", align_self="flex-start", margin="0")
         self.image = widgets.Image(format="png", layout=natural)
         self.text = widgets.HTML()
         self.message = widgets.HTML()

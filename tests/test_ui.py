@@ -182,3 +182,8 @@ def test_work_inside_a_redraw_hands_the_status_back():
     with panel.working("Training..."), panel.working("Step 2..."):
         assert "Step 2" in panel.status.value and panel.controls["n"].disabled
     assert panel.status.value == "" and not panel.controls["n"].disabled
+
+
+def test_a_figure_as_wide_as_the_cell_fits_it_without_margins():
+    panel = widget_check()
+    assert panel.image.layout.max_width == "100%" and panel.image.layout.margin == "0"
