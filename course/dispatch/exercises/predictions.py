@@ -77,6 +77,7 @@ register_prediction(
         _binding_outcome,
         "Tensor.addcmul_ is a method_descriptor of the C++ class TensorBase, generated at build "
         "time from native_functions.yaml: inspect (and your editor) find no Python behind it.",
+        answer_words=("generated",),
     )
 )
 register_prediction(
@@ -91,6 +92,7 @@ register_prediction(
         _mps_kernel_outcome,
         "addcmul_ has no dispatch table: it is a structured_delegate of addcmul.out, whose one "
         "out= kernel serves addcmul, addcmul_ and addcmul.out. A bug there breaks all three.",
+        answer_words=("structured_delegate",),
     )
 )
 register_prediction(
@@ -105,6 +107,7 @@ register_prediction(
         _call_order_outcome,
         "The highest-priority key runs first: autograd records the backward graph, "
         "ADInplaceOrView bumps the version counter, and each re-dispatches down to the CPU kernel.",
+        answer_words=("highest-priority", "re-dispatches"),
     )
 )
 register_prediction(
@@ -121,5 +124,6 @@ register_prediction(
         "exp_avg_sq is never written, so it stays exactly 0 and the update lr * exp_avg / "
         "(sqrt(0) + eps) explodes. On the real MPS backend addcdiv_ lost its write too, so the "
         "explosion never landed and the encoder froze: the second bug masked the first.",
+        answer_words=("explodes",),
     )
 )
