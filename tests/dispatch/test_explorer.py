@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import html
+import io
 import re
 import textwrap
 
@@ -86,3 +87,16 @@ def test_an_unknown_op_clears_the_old_diagram():
     assert panel.image.value
     panel.controls["op"].value = "no_such_op_"
     assert panel.error and panel.image.value == b"" and panel.text.value == ""
+
+
+def test_the_path_diagram_fits_a_cell_with_text_of_10_pt():
+    from matplotlib.text import Text
+    from PIL import Image
+
+    from course.dispatch.explorer import draw_explorer
+    from course.figures import CELL_WIDTH_PX, figure_png
+
+    figure = draw_explorer("addcmul_", "emps tensor (emulated MPS)").figure
+    sizes = [t.get_fontsize() for t in figure.findobj(Text) if t.get_text()]
+    assert sizes and min(sizes) >= 10
+    assert Image.open(io.BytesIO(figure_png(figure))).width <= CELL_WIDTH_PX
