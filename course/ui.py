@@ -22,6 +22,7 @@ from __future__ import annotations
 import contextlib
 import html
 import inspect
+import threading
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 
@@ -131,6 +132,9 @@ class Panel(widgets.VBox):
         self.figure: Figure | None = None
         self.button: widgets.Button | None = None
         self._last_run: dict[str, object] | None = None
+        # JupyterLab may deliver widget messages on several kernel threads (subshells): the
+        # second click of a double click must wait for the first run, then see it is a repeat.
+        self._drawing = threading.RLock()
         header = [widgets.HTML(f"<b>{html.escape(title)}</b>")] if title else []
         row = list(self.controls.values())
         for control in row:
@@ -160,13 +164,14 @@ class Panel(widgets.VBox):
 
     def click(self) -> None:
         """What the button does: run, unless nothing changed since the last successful run."""
-        if self._last_run is not None and self._last_run == self.values() and not self.error:
-            self._note(
-                "Same settings as the last run: the result below is already theirs. "
-                "Change a setting, then run again."
-            )
-            return
-        self.redraw()
+        with self._drawing:
+            if self._last_run is not None and self._last_run == self.values() and not self.error:
+                self._note(
+                    "Same settings as the last run: the result below is already theirs. "
+                    "Change a setting, then run again."
+                )
+                return
+            self.redraw()
 
     def _note(self, text: str) -> None:
         self.message.value = message_html(text, "info") if text else ""
@@ -220,7 +225,7 @@ class Panel(widgets.VBox):
         The status line says BUSY before any work starts (a cached case still takes seconds to
         draw and render), and clears once the result is shown.
         """
-        with self._status(BUSY):
+        with self._drawing, self._status(BUSY):
             self._redraw()
 
     def _redraw(self) -> None:

@@ -187,3 +187,25 @@ def test_work_inside_a_redraw_hands_the_status_back():
 def test_a_figure_as_wide_as_the_cell_fits_it_without_margins():
     panel = widget_check()
     assert panel.image.layout.max_width == "100%" and panel.image.layout.margin == "0"
+
+
+def test_a_double_click_on_two_kernel_threads_runs_once_then_says_it_is_a_repeat():
+    """JupyterLab may hand each click to its own kernel thread while the first still runs."""
+    import threading
+    import time
+
+    calls: list[int] = []
+
+    def draw(n: int) -> Drawing:
+        calls.append(n)
+        time.sleep(0.2)  # a run long enough for the second click to arrive meanwhile
+        return Drawing(html=f"<p>{n}</p>")
+
+    panel = Panel({"n": widgets.IntText(value=1)}, draw, button="Run")
+    panel.controls["n"].value = 2
+    clicks = [threading.Thread(target=panel.button.click) for _ in range(2)]
+    for click in clicks:
+        click.start()
+    for click in clicks:
+        click.join()
+    assert calls == [1, 2] and "Same settings" in panel.message.value
