@@ -37,6 +37,7 @@ LEARNER_SRC = Path(os.environ.get("COURSE_BROWSER_LEARNER", ROOT / "learner"))
 ASSETS_SRC = ROOT / "assets"
 SCREENSHOTS = ROOT / "build" / "screenshots"
 CHROMIUM = Path("/usr/bin/chromium")
+SCREEN = {"width": 1280, "height": 800}  # issue 27: a laptop's screen, where nothing may scroll
 CHROMIUM_ARGS = [
     "--headless",
     "--no-sandbox",
@@ -304,7 +305,7 @@ def browser(tmp_path_factory: pytest.TempPathFactory, _stop_on_sigterm: None):
             executable_path=str(CHROMIUM),
             headless=True,
             args=CHROMIUM_ARGS,
-            viewport={"width": 1400, "height": 1000},
+            viewport=SCREEN,
         )
         try:
             yield context

@@ -17,6 +17,8 @@ if TYPE_CHECKING:  # `make test` collects this folder without needing playwright
 
 WIDGET_MIME = "application/vnd.jupyter.widget-view+json"
 ERROR_OUTPUTS = ".jp-OutputArea-output[data-mime-type*='error']"
+# JupyterLab paints stderr as a pink box that reads as an error (issue 27: progress went there)
+STDERR_OUTPUTS = ".jp-OutputArea-output[data-mime-type='application/vnd.jupyter.stderr']"
 RUN_ALL_TIMEOUT_S = 300  # the slowest notebook runs in ~90 s under nbclient on 2 cores
 NO_START_S = 30  # Run All that has not started a single cell by then was lost: retry once
 STALL_S = 10  # idle kernel, nothing queued, cells unrun: Run All stopped
@@ -219,6 +221,28 @@ def errors_shown(page: Page) -> list[str]:
         if "Traceback" in text and text[:2000] not in found:
             found.append(text[:2000])
     return found
+
+
+def stderr_shown(page: Page) -> list[str]:
+    """The text of every output written to stderr."""
+    return [e.inner_text()[:500] for e in page.locator(STDERR_OUTPUTS).all()]
+
+
+# The notebook's own scroller and each output area: wider content than box means a sideways
+# scrollbar (a table or a panel inside its own overflow-x box is allowed to scroll there).
+_SIDEWAYS_JS = """(slack) => {
+  const boxes = [...document.querySelectorAll(
+    '.jp-NotebookPanel-notebook, .jp-WindowedPanel-outer, .jp-OutputArea-output')];
+  if (!boxes.some((b) => b.matches('.jp-OutputArea-output'))) return ['no output area to measure'];
+  return boxes.filter((b) => b.offsetParent && b.scrollWidth > b.clientWidth + slack)
+    .map((b) => `${b.className.split(' ')[0]}: ${b.scrollWidth} px in ${b.clientWidth} px`
+      + ` (${(b.innerText || '').trim().slice(0, 60)})`);
+}"""
+
+
+def sideways_scroll(page: Page) -> list[str]:
+    """Every box of the notebook that scrolls sideways at the test's screen size."""
+    return page.evaluate(_SIDEWAYS_JS, FIT_SLACK_PX)
 
 
 def _outputs_saying(page: Page, text: str) -> Locator:

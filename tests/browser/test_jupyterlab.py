@@ -3,12 +3,14 @@
 `make test-browser` runs these (`pytest tests -m browser`); `make test` leaves them out. Each
 notebook is run once, and everything is checked on that one run (CI budget: about 8 minutes on
 2 cores for the whole suite):
-- the reference (notebooks/): Run All without an error output, every stored widget view drawn,
-  every course panel fits the notebook's cell area (after Run All and after each interaction),
+- the reference (notebooks/): Run All without an error output or a stderr output, every stored
+  widget view drawn, every course panel fits the notebook's cell area and nothing scrolls
+  sideways at 1280x800 (after Run All and after each interaction),
   each panel is driven as a learner would (a button panel: change a setting -- the steps slider
   where there is one -- then double-click Run; other panels: move controls until the figure
   changes) without an error, in the page or inside the panel;
-- the learner copy (learner/): shows no output before it runs, and Run All completes.
+- the learner copy (learner/): shows no output before it runs, and Run All completes without
+  writing to stderr.
 Panels are found by their DOM class (`course-panel`), never by cell index, so the tests hold
 while lessons are rewritten. Screenshots (the page with the first panel in view, and each
 panel on its own) land in build/screenshots/ whether a test passes or not.
@@ -34,6 +36,8 @@ from tests.browser.lab_page import (
     panel_name,
     run_all,
     screenshot_name,
+    sideways_scroll,
+    stderr_shown,
     stored_outputs,
     wait_for_widgets,
     widget_problems,
@@ -98,6 +102,8 @@ def test_notebook_runs_and_its_widgets_work(name, lab, browser, browser_report):
         problems = widget_problems(page, stored_widget_views(name))
         assert not problems, f"{name}: " + "; ".join(problems)
         failures += overflows(page, name, "after Run All")
+        failures += [f"{name} writes to stderr (a pink box): {e}" for e in stderr_shown(page)]
+        failures += [f"{name} scrolls sideways: {e}" for e in sideways_scroll(page)]
         actions = []
         for panel in panels.all():
             title = panel_name(panel)
@@ -111,6 +117,7 @@ def test_notebook_runs_and_its_widgets_work(name, lab, browser, browser_report):
             failures += [f"{name} / {title} shows an error: {e}" for e in panel_errors(panel)]
             failures += overflows(page, name, f"after {title}: {done}")
         failures += [f"{name} after driving its widgets: {e}" for e in errors_shown(page)]
+        failures += [f"{name} after its widgets: {e}" for e in sideways_scroll(page)]
         browser_report.notebooks[path] = {
             "seconds": time.perf_counter() - started,
             "run_all_s": run.seconds,
@@ -145,6 +152,7 @@ def test_learner_copy_starts_empty_and_runs_all(name, lab, browser, browser_repo
         assert not errors, f"learner/{name} shows errors on Run All:\n" + "\n---\n".join(errors)
         assert not run.unrun, f"learner/{name}: Run All left {run.unrun} code cells unrun"
         wait_for_widgets(page)
+        assert not stderr_shown(page), f"learner/{name} writes to stderr: {stderr_shown(page)}"
         browser_report.notebooks[path] = {
             "seconds": time.perf_counter() - started,
             "run_all_s": run.seconds,
