@@ -20,7 +20,7 @@ import ipywidgets as widgets
 import torch
 
 from course import emps
-from course.errors import CourseError
+from course.errors import CourseError, require_choice
 from course.layout.named import laid_out
 from course.ui import Drawing, Panel
 
@@ -126,10 +126,78 @@ def layouts(
 
 def to_emulated(tensor: torch.Tensor) -> torch.Tensor:
     """A copy of a CPU tensor on the emulated device with the same strides and storage offset."""
+    return emulated_in_storage(tensor)[0]
+
+
+def emulated_in_storage(tensor: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """`to_emulated`'s copy and the whole emulated storage it lives in."""
     size = tensor.untyped_storage().nbytes() // tensor.element_size()
     storage = torch.zeros(size, dtype=tensor.dtype, device=emps.DEVICE)
     copy = storage.as_strided(tensor.shape, tensor.stride(), tensor.storage_offset())
-    return copy.copy_(tensor)
+    return copy.copy_(tensor), storage
+
+
+def read_back(storage: torch.Tensor, like: torch.Tensor) -> torch.Tensor:
+    """What an emulated storage holds where `like` (a CPU tensor) has its elements.
+
+    Read through the storage, not through the tensor object a kernel was handed: a kernel
+    that swapped that object's memory (`output.data = temporary`) left the storage, which
+    other views share, as it was."""
+    memory = storage.inner
+    return memory.as_strided(like.shape, like.stride(), like.storage_offset()).clone()
+
+
+ADDC_FAMILIES: dict[str, Callable[..., torch.Tensor]] = {
+    "addcmul": torch.addcmul,
+    "addcdiv": torch.addcdiv,
+}
+
+
+def run_addc(
+    kernel: Callable[[emps.KernelCall], None],
+    output: torch.Tensor,
+    family: str = "addcmul",
+    value: float = 0.5,
+    profile: str | emps.Profile = BUGGY_PROFILE,
+) -> tuple[torch.Tensor, torch.Tensor, list[emps.KernelEvent]]:
+    """`output.addcmul_` or `output.addcdiv_` on the emulated device with `kernel`.
+
+    Returns (what the output's memory holds afterwards, torch's answer on the CPU, the kernel
+    events). Inputs are seeded (a private generator); addcdiv divides by |t2| + 1."""
+    require_choice("family", family, tuple(ADDC_FAMILIES))
+    _require_experiment(kernel, output, value)
+    gen = torch.Generator().manual_seed(1)
+    t1 = torch.randn(output.shape, generator=gen, dtype=output.dtype)
+    t2 = torch.randn(output.shape, generator=gen, dtype=output.dtype)
+    if family == "addcdiv":
+        t2 = t2.abs() + 1
+    expected = ADDC_FAMILIES[family](output, t1, t2, value=value)
+    target, storage = emulated_in_storage(output)
+    method = getattr(target, f"{family}_")
+    with emps.use_backend(private_backend(kernel, profile)), emps.record() as log:
+        method(t1.to(emps.DEVICE), t2.to(emps.DEVICE), value=value)
+    return read_back(storage, output), expected, log.events
+
+
+MAX_OUTPUT = 1 << 16  # elements: an experiment on one output, not a benchmark
+
+
+def _require_experiment(kernel: object, output: object, value: object) -> None:
+    """A kernel, a CPU floating-point output of bounded size and a number, or a clear error."""
+    if not callable(kernel):
+        raise CourseError(f"kernel must be a kernel function, not {type(kernel).__name__}")
+    if not isinstance(output, torch.Tensor):
+        raise CourseError(f"output must be a tensor (in any layout), not {type(output).__name__}")
+    if output.device.type != "cpu" or not output.is_floating_point() or output.dim() < 1:
+        raise CourseError(
+            "output must be a CPU floating-point tensor with at least 1 dim (it is copied to the "
+            f"emulated device with its strides), not {output.dtype} on {output.device}, "
+            f"shape {tuple(output.shape)}"
+        )
+    if output.numel() > MAX_OUTPUT:
+        raise CourseError(f"output has {output.numel():,} elements; at most {MAX_OUTPUT:,}")
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise CourseError(f"value must be a number, not {value!r}")
 
 
 def run_addcmul(
@@ -138,14 +206,11 @@ def run_addcmul(
     value: float = 0.5,
     profile: str | emps.Profile = BUGGY_PROFILE,
 ) -> tuple[torch.Tensor, torch.Tensor, list[emps.KernelEvent]]:
-    """`output.addcmul_` on the emulated device with `kernel`; (result, torch's answer, events)."""
-    gen = torch.Generator().manual_seed(1)
-    t1, t2 = torch.randn(output.shape, generator=gen), torch.randn(output.shape, generator=gen)
-    expected = torch.addcmul(output, t1, t2, value=value)
-    target = to_emulated(output)
-    with emps.use_backend(private_backend(kernel, profile)), emps.record() as log:
-        target.addcmul_(t1.to(emps.DEVICE), t2.to(emps.DEVICE), value=value)
-    return target.inner.clone(), expected, log.events
+    """`output.addcmul_(t1, t2, value=value)` on the emulated device with `kernel`.
+
+    Returns (what the output holds afterwards, torch's answer on the CPU, the kernel events):
+    an experiment on one output, in whatever layout it is stored."""
+    return run_addc(kernel, output, "addcmul", value, profile)
 
 
 def lost_write_rows(
@@ -195,12 +260,21 @@ def family_call(
     Returns the output's values afterwards and the recorded kernel events. Random families draw
     from a private generator: the learner's global random stream is left as it was.
     """
+    return family_call_on(backend, family, laid_out(torch.zeros(shape), layout))
+
+
+def family_call_on(
+    backend: emps.Backend, family: str, output: torch.Tensor
+) -> tuple[torch.Tensor, list[emps.KernelEvent]]:
+    """`family_call` on an emulated copy of `output` (any strides, offset and values).
+
+    The values afterwards are read through the output's storage (see `read_back`)."""
     gen = torch.Generator().manual_seed(0)
-    out = to_emulated(laid_out(torch.zeros(shape), layout))
-    x = torch.randn(shape, generator=gen).to(emps.DEVICE)
+    out, storage = emulated_in_storage(output)
+    x = torch.randn(output.shape, generator=gen).to(emps.DEVICE)
     with emps.use_backend(backend), emps.record() as log:
         FAMILY_CALLS[family](out, x)
-    return out.inner.clone(), log.events
+    return read_back(storage, output), log.events
 
 
 def family_lost_writes(backend: emps.Backend, layout: str = "transposed") -> dict[str, bool]:

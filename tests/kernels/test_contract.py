@@ -65,3 +65,34 @@ def test_a_strided_temporary_is_noted():
     assert notes.strided_temporaries == [(1, 4)] and not result.allclose(expected)
     _, notes = _run(emps.gather_compute_scatter)
     assert notes.strided_temporaries == []
+
+
+def test_a_strided_buffer_handed_to_run_graph_is_refused():
+    """The emulator's own scratch copies must not hide a strided buffer from the contract."""
+
+    class ClonePlaceholder:
+        def __init__(self, tensor):
+            self.tensor, self.buffer = tensor, tensor.clone()
+
+    def kernel(call):
+        call.run_graph(ClonePlaceholder(call.output), [call.placeholder(t) for t in call.inputs])
+
+    with pytest.raises(ContractViolation, match="non-contiguous output buffer"):
+        _run(kernel)
+    _, notes = _run(kernel, profile="macos15")  # strided buffers: the graph may take it
+    assert notes.violation == ""
+
+
+def test_the_notes_say_what_the_kernel_did():
+    def rebinds(call):
+        temporary = call.output.contiguous()
+        call.run_graph(call.placeholder(temporary), [call.placeholder(t) for t in call.inputs])
+        call.output = temporary
+
+    _, notes = _run(rebinds)
+    assert notes.rebound == ["output"] and notes.graph_runs == 1
+    assert not notes.placeholder_on_output and not notes.swapped
+    _, notes = _run(emps.write_through_placeholder)
+    assert notes.placeholder_on_output
+    _, notes = _run(lambda call: call.output.zero_())
+    assert notes.graph_runs == 0

@@ -49,6 +49,43 @@ def test_buggy_kernel_loses_writes_only_on_non_contiguous_outputs():
             )
 
 
+@pytest.mark.parametrize("family", ["addcmul", "addcdiv"])
+def test_run_addc_matches_torch_bit_for_bit_with_a_right_kernel(family):
+    for output in placeholder_lab.layouts((4, 6), ("transposed", "storage-offset")).values():
+        result, expected, _ = placeholder_lab.run_addc(
+            emps.gather_compute_scatter, output, family, value=-1.5
+        )
+        assert torch.equal(result, expected)
+
+
+def test_results_are_read_through_the_storage_not_the_tensor_object():
+    """A kernel that swaps the output object's memory has not written the output's storage."""
+
+    def swap(call):
+        temporary = call.output.contiguous()
+        call.run_graph(call.placeholder(temporary), [call.placeholder(t) for t in call.inputs])
+        call.output.data = temporary
+
+    output = placeholder_lab.layouts()["transposed"]
+    result, expected, _ = placeholder_lab.run_addcmul(swap, output)
+    assert torch.equal(result, output) and not torch.equal(result, expected)
+
+
+@pytest.mark.parametrize(
+    ("kernel", "output", "value", "words"),
+    [
+        ("not a kernel", torch.zeros(2, 3), 0.5, "kernel must be a kernel function"),
+        (emps.gather_compute_scatter, [[0.0]], 0.5, "output must be a tensor"),
+        (emps.gather_compute_scatter, torch.zeros(2, 3, dtype=torch.int64), 0.5, "floating"),
+        (emps.gather_compute_scatter, torch.zeros(1 << 17), 0.5, "at most"),
+        (emps.gather_compute_scatter, torch.zeros(2, 3), "half", "value must be a number"),
+    ],
+)
+def test_run_addcmul_names_bad_input(kernel, output, value, words):
+    with pytest.raises(CourseError, match=words):
+        placeholder_lab.run_addcmul(kernel, output, value)
+
+
 @pytest.mark.parametrize("layout", ["step-sliced", "storage-offset", "permuted"])
 def test_to_emulated_keeps_strides_and_offset(layout):
     shape = (2, 3, 4) if layout == "permuted" else (4, 6)

@@ -58,6 +58,10 @@ class CompileError(CourseError):
     """The learner's C++ did not compile: the message holds the compiler's first errors."""
 
 
+class NoCompiler(CompileError):
+    """No C++ compiler on this machine: the kernel cannot be built here (a skip, not a fail)."""
+
+
 def library_dir() -> Path:
     """Where learners' kernels are cached (next to the course's own builds)."""
     return build_dir() / "learner"
@@ -76,7 +80,7 @@ def compile_kernel(source: str) -> Path:
         )
     status = compiler_status()
     if status.compiler is None:
-        raise CompileError(
+        raise NoCompiler(
             "skipped: no C++ compiler on this machine (g++ or clang++), so your kernel cannot be "
             "built here; the rest of the notebook runs without it"
         )
@@ -115,19 +119,22 @@ def _first_errors(stderr: str, cpp: Path, lines: int = 8) -> str:
 
 # ---- the variants (run in the child process) ---------------------------------------------------
 
-VARIANTS: tuple[tuple[str, tuple[int, ...], str, str], ...] = (
-    # (label, shape, output layout, input layout): layouts from course.layout.named
-    ("a contiguous output", (4, 6), "contiguous", "contiguous"),
-    ("a transposed output", (4, 6), "transposed", "contiguous"),
-    ("a step-sliced output", (4, 6), "step-sliced", "contiguous"),
-    ("an output with a storage offset", (4, 6), "storage-offset", "contiguous"),
-    ("a permuted 3-d output", (2, 3, 4), "permuted", "contiguous"),
-    ("a 1-d step-sliced output", (9,), "step-sliced", "contiguous"),
-    ("a contiguous output and transposed inputs", (5, 3), "contiguous", "transposed"),
-    ("a transposed output and step-sliced inputs", (3, 5), "transposed", "step-sliced"),
-    ("an expanded (stride 0) input", (4, 6), "contiguous", "expanded"),
+VARIANTS: tuple[tuple[str, tuple[int, ...], str, str, float], ...] = (
+    # (label, shape, output layout, input layout, value): layouts from course.layout.named
+    ("a contiguous output", (4, 6), "contiguous", "contiguous", 0.5),
+    ("a transposed output", (4, 6), "transposed", "contiguous", 0.5),
+    ("a step-sliced output", (4, 6), "step-sliced", "contiguous", 0.5),
+    ("an output with a storage offset", (4, 6), "storage-offset", "contiguous", 0.5),
+    ("a permuted 3-d output", (2, 3, 4), "permuted", "contiguous", 0.5),
+    ("a 4-d output stored transposed", (2, 3, 2, 3), "transposed", "contiguous", 0.5),
+    ("a 1-d step-sliced output", (9,), "step-sliced", "contiguous", 0.5),
+    ("a contiguous output and transposed inputs", (5, 3), "contiguous", "transposed", 0.5),
+    ("inputs with a storage offset", (4, 6), "contiguous", "storage-offset", 0.5),
+    ("a transposed output and step-sliced inputs", (3, 5), "transposed", "step-sliced", 0.5),
+    ("an expanded (stride 0) input", (4, 6), "contiguous", "expanded", 0.5),
+    ("a transposed output with value=-1.5", (3, 4), "transposed", "contiguous", -1.5),
 )
-VALUE = 0.5
+VALUE = 0.5  # the value of most variants: a kernel that hard-codes it fails the last one
 
 
 class _View(ctypes.Structure):
@@ -172,7 +179,7 @@ def _guarded(values, layout: str) -> Guarded:
     return Guarded(buffer, tensor, offset)
 
 
-def run_variant(function, shape, out_layout: str, in_layout: str) -> dict[str, object]:
+def run_variant(function, shape, out_layout: str, in_layout: str, value: float) -> dict:
     """Run the learner's kernel on one variant; what happened, as a JSON-able dict."""
     import torch
 
@@ -180,22 +187,60 @@ def run_variant(function, shape, out_layout: str, in_layout: str) -> dict[str, o
     values = [torch.randn(shape, generator=gen) for _ in range(3)]
     out = _guarded(values[0], out_layout)
     a, b = (_guarded(v, in_layout) for v in values[1:])
-    expected = torch.addcmul(out.tensor, a.tensor, b.tensor, value=VALUE)
+    expected = torch.addcmul(out.tensor, a.tensor, b.tensor, value=value)
     before = [out.tensor.clone(), a.buffer.clone(), b.buffer.clone()]
     keep: list = []
     sizes = (ctypes.c_int64 * len(shape))(*shape)
-    function(*(t.view(keep) for t in (out, a, b)), sizes, len(shape), VALUE)
+    function(*(t.view(keep) for t in (out, a, b)), sizes, len(shape), value)
     if not out.guards_intact():
         return {"ok": False, "problem": "wrote outside the output's storage"}
     if not all(torch.equal(x.buffer, y) for x, y in zip((a, b), before[1:], strict=True)):
         return {"ok": False, "problem": "wrote into an input"}
     if torch.allclose(out.tensor, expected, atol=1e-5):
         return {"ok": True}
-    if torch.equal(out.tensor, before[0]):
-        problem = "left the output unchanged"
-    else:
-        problem = "wrote wrong values"
-    return {"ok": False, "problem": problem, "yours": _head(out.tensor), "torch": _head(expected)}
+    return {
+        "ok": False,
+        "problem": _diagnosis(out.tensor, before[0], a.tensor, b.tensor, value),
+        "yours": _head(out.tensor),
+        "torch": _head(expected),
+    }
+
+
+def _diagnosis(result, before, a, b, value: float) -> str:
+    """What a wrong result is, where it matches a known mistake."""
+    import torch
+
+    from course.kernels.cpp.harness import naive_model
+
+    if torch.equal(result, before):
+        return "left the output unchanged"
+    mistakes = [
+        (
+            value != VALUE,
+            lambda: torch.addcmul(before, a, b, value=VALUE),
+            f"used value {VALUE}, not the `value` passed in",
+        ),
+        (
+            value != 1,
+            lambda: torch.addcmul(before, a, b),
+            "ignored `value` (computed out += a * b)",
+        ),
+        (
+            True,
+            lambda: value * a * b,
+            "overwrote out instead of adding to it (`=` where `+=` belongs)",
+        ),
+        (
+            True,
+            lambda: naive_model(before, a, b, value),
+            "paired each memory slot of out with the same slot of a and b, as if a and b were "
+            "laid out like out (element i at slot i)",
+        ),
+    ]
+    for applies, model, problem in mistakes:
+        if applies and torch.allclose(result, model(), atol=1e-5):
+            return problem
+    return "wrote wrong values"
 
 
 def _head(t) -> list[float]:
@@ -214,9 +259,9 @@ def main(library: str) -> int:
         ctypes.c_int64,
         ctypes.c_float,
     ]
-    for label, shape, out_layout, in_layout in VARIANTS:
+    for label, shape, out_layout, in_layout, value in VARIANTS:
         print(json.dumps({"start": label}), flush=True)
-        result = run_variant(function, shape, out_layout, in_layout)
+        result = run_variant(function, shape, out_layout, in_layout, value)
         print(json.dumps({"variant": label, **result}), flush=True)
         if not result["ok"]:
             break

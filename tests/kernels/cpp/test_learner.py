@@ -10,7 +10,7 @@ import pytest
 from course.errors import CourseError
 from course.exercises import check, get
 from course.kernels.cpp import learner
-from course.kernels.exercises import REFERENCE_KERNEL
+from course.kernels.exercises.compiled import REFERENCE_KERNEL
 
 
 def test_the_source_must_be_a_kernel():
@@ -28,6 +28,7 @@ def test_no_compiler_is_a_clear_skip(monkeypatch):
         learner.compile_kernel(learner.SKELETON)
     verdict = check("07.write_kernel", learner.SKELETON)
     assert "skipped: no C++ compiler" in verdict.message
+    assert not verdict.attempted  # a skip is no failed attempt: nothing is journaled
 
 
 @pytest.mark.compile
@@ -54,7 +55,7 @@ def test_reference_passes_and_the_skeleton_is_caught():
     assert learner.check_source(REFERENCE_KERNEL).passed
     naive = learner.check_source(learner.SKELETON)
     assert not naive.passed and naive.variant == "a transposed output"
-    assert naive.problem == "wrote wrong values"
+    assert "as if a and b were laid out like out" in naive.problem
 
 
 @pytest.mark.compile
@@ -68,6 +69,13 @@ def test_out_of_bounds_writes_and_crashes_are_reported_not_fatal():
     assert not far.passed and "crashed the process" in far.problem
     into_input = learner.check_source(REFERENCE_KERNEL.replace("out.data[o] +=", "a.data[x] +="))
     assert "wrote into an input" in into_input.problem
+
+
+def test_the_variants_vary_dims_offsets_and_value():
+    shapes = [shape for _, shape, *_ in learner.VARIANTS]
+    assert max(len(s) for s in shapes) >= 4 and min(len(s) for s in shapes) == 1
+    assert {"storage-offset"} <= {v[2] for v in learner.VARIANTS} & {v[3] for v in learner.VARIANTS}
+    assert len({v[4] for v in learner.VARIANTS}) >= 2
 
 
 @pytest.mark.compile

@@ -1,0 +1,639 @@
+"""Notebook 07's exercises and prediction: compiled kernels that must follow every layout.
+
+The learner predicts the naive C++ kernel's scramble on paper (`07.predict_scramble`), writes a
+compiled kernel that is right on every layout (`07.write_kernel`, built and run in a child
+process by course.kernels.cpp.learner), and covers a matrix with tiles (`07.tiles`, whose every
+write into `out` is recorded, so a loop that is one library call, walks rows or writes into a
+copy is told so, whatever its values).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import torch
+from torch.utils._python_dispatch import TorchDispatchMode
+
+from course.errors import CourseError
+from course.exercises import (
+    Exercise,
+    Prediction,
+    Verdict,
+    failed,
+    is_scaffold,
+    passed,
+    register,
+    register_prediction,
+)
+from course.kernels.cpp import learner
+from course.kernels.cpp.harness import naive_model, scramble_inputs
+from course.kernels.cpp.learner import SKELETON
+from course.layout.named import laid_out
+
+# ---- 07.predict_scramble -------------------------------------------------------------------------
+
+
+def scramble_case() -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """The exercise's inputs: a zero transposed (2, 3) output, t1 = 0..5, t2 = ones."""
+    return scramble_inputs(2, 3)
+
+
+def _known_mistakes() -> list[tuple[list[list[float]], str]]:
+    """Grids a learner plausibly writes, and what each one shows they thought."""
+    swapped = [[float(2 * r + c) for c in range(3)] for r in range(2)]
+    return [
+        (
+            torch.addcmul(*scramble_case()).tolist(),
+            "that is torch's (correct) answer; the naive kernel writes element i of t1 to "
+            "memory slot i of the output, and reads nothing about strides",
+        ),
+        (
+            swapped,
+            "you put out[r][c] at memory slot r * 2 + c, as if its strides were (2, 1); they "
+            "are (1, 2), so out[r][c] sits at slot r * 1 + c * 2",
+        ),
+        (
+            [[0.0] * 3, [0.0] * 3],
+            "the naive kernel does write: every memory slot of out gets a value (unlike 06's "
+            "lost write, nothing is copied away); the question is which cell each slot is",
+        ),
+    ]
+
+
+def check_scramble(answer) -> Verdict:
+    """07.predict_scramble: the naive kernel's result, cell by cell, never shown in full."""
+    out, t1, t2 = scramble_case()
+    expected = naive_model(out, t1, t2).tolist()
+    if isinstance(answer, torch.Tensor) and answer.stride() == out.stride():
+        return failed(
+            "that tensor has out's strides: it was computed by the course's code (naive_model or "
+            "the compiled kernel), not predicted. Work it out on paper: for each memory slot i, "
+            "which cell out[r][c] sits there?",
+            f"a tensor with stride {answer.stride()}",
+            "your own nested list",
+        )
+    try:
+        yours = torch.as_tensor(answer, dtype=torch.float32).tolist()
+    except (TypeError, ValueError, RuntimeError):
+        return failed("answer with a nested list of 2 rows of 3 numbers", answer, "2 rows of 3")
+    if not (len(yours) == 2 and all(isinstance(r, list) and len(r) == 3 for r in yours)):
+        return failed("answer with 2 rows of 3 numbers: out has shape (2, 3)", yours, "2 rows of 3")
+    if yours == expected:
+        return passed(
+            "right: the values 0..5 were written in memory order, and a transposed "
+            "output reads memory column by column"
+        )
+    for grid, cause in _known_mistakes():
+        if yours == grid:
+            return failed(cause, yours, "the naive kernel's result")
+    right = [
+        [v if v == e else "?" for v, e in zip(r, er, strict=True)]
+        for r, er in zip(yours, expected, strict=True)
+    ]
+    return failed(
+        "not what the naive kernel writes (the cells you have right so far are shown below): for "
+        "each memory slot i of out, find which logical cell out[r][c] sits there (its strides "
+        "say), then put t1's slot i in it",
+        yours,
+        f"cells you have right so far: {right}",
+    )
+
+
+def _scramble_reference():
+    # memory slot i gets i; out[r][c] sits in slot r + 2 * c
+    return [[0.0, 2.0, 4.0], [1.0, 3.0, 5.0]]
+
+
+register(
+    Exercise(
+        name="07.predict_scramble",
+        prompt="out = torch.zeros(3, 2).t() (shape (2, 3), stride (1, 2)); "
+        "t1 = arange(6).reshape(2, 3); t2 = ones. What does the naive kernel leave in "
+        "out.tolist()?",
+        checker=check_scramble,
+        hint="Memory slot i of out gets t1's memory slot i (= i). Logical out[r][c] lives at "
+        "memory slot r * 1 + c * 2.",
+        reference=_scramble_reference,
+        wrong_answers=(
+            lambda: [[0.0, 1.0, 2.0], [3.0, 4.0, 5.0]],
+            lambda: [[0.0, 3.0], [1.0, 4.0], [2.0, 5.0]],
+            lambda: [[0.0, 2.0, 4.0], [1.0, 3.0, 6.0]],
+            lambda: [[0.0, 1.0, 2.0], [2.0, 3.0, 4.0]],
+            lambda: [[0.0, 0.0, 0.0], [0.0, 0.0, 0.0]],
+            lambda: naive_model(*scramble_case()),
+            lambda: [[5.0, 4.0, 3.0], [2.0, 1.0, 0.0]],
+        ),
+    )
+)
+
+
+# ---- 07.write_kernel ---------------------------------------------------------------------------
+
+
+def _write_kernel_reference():
+    my_kernel = r"""
+extern "C" void my_addcmul_(View out, View a, View b, const int64_t* sizes, int64_t ndim,
+                            float value) {
+  int64_t n = 1;
+  for (int64_t d = 0; d < ndim; ++d) n *= sizes[d];
+  for (int64_t i = 0; i < n; ++i) {
+    int64_t rest = i, o = out.offset, x = a.offset, y = b.offset;
+    for (int64_t d = ndim - 1; d >= 0; --d) {  // i -> its index, last dim fastest
+      const int64_t k = rest % sizes[d];
+      rest /= sizes[d];
+      o += k * out.stride[d];  // notebook 04's address(), once per tensor
+      x += k * a.stride[d];
+      y += k * b.stride[d];
+    }
+    out.data[o] += value * a.data[x] * b.data[y];
+  }
+}
+"""
+    return my_kernel
+
+
+REFERENCE_KERNEL = _write_kernel_reference()
+
+
+def check_write_kernel(source) -> Verdict:
+    """07.write_kernel: compile the learner's C++ and run it on hidden layouts (child process).
+
+    Without a compiler the check is skipped, not failed: nothing is journaled."""
+    try:
+        report = learner.check_source(source)
+    except learner.NoCompiler as exc:
+        return Verdict(False, str(exc), attempted=False)
+    except CourseError as exc:  # not a kernel, or a compile error: say which
+        return failed(str(exc))
+    if report.passed:
+        return passed(
+            f"right on all {len(learner.VARIANTS)} hidden calls (transposed, step-sliced, "
+            "offset, permuted 3-d, 4-d, 1-d, mixed, offset and broadcast inputs, another "
+            "value): each element found through its own strides and offset, in every tensor"
+        )
+    return failed(
+        f"on {report.variant} your kernel {report.problem}. " + _kernel_nudge(report.problem),
+        report.yours,
+        report.expected or "torch's addcmul_",
+    )
+
+
+def _kernel_nudge(problem: str) -> str:
+    if "crashed" in problem or "outside" in problem:
+        return "Check that every index stays below its size, and each tensor uses its own strides."
+    if "`value`" in problem or "used value" in problem or "overwrote" in problem:
+        return "The kernel computes out[idx] += value * a[idx] * b[idx], with the value passed in."
+    if "input" in problem:
+        return "Only out is written; a and b are read."
+    return "Element idx of a tensor lives at offset + sum(idx[d] * stride[d]), per tensor."
+
+
+def _kernel_variant(body: str) -> str:
+    head = (
+        'extern "C" void my_addcmul_(View out, View a, View b, const int64_t* sizes,\n'
+        "                            int64_t ndim, float value) {\n"
+    )
+    return head + body + "}\n"
+
+
+_INDEX = """  int64_t n = 1;
+  for (int64_t d = 0; d < ndim; ++d) n *= sizes[d];
+  for (int64_t i = 0; i < n; ++i) {
+    int64_t rest = i, o = out.offset, x = a.offset, y = b.offset;
+    for (int64_t d = ndim - 1; d >= 0; --d) {
+      const int64_t k = rest % sizes[d];
+      rest /= sizes[d];
+      o += k * out.stride[d];
+      x += k * a.stride[d];
+      y += k * b.stride[d];
+    }
+"""
+WRONG_KERNELS = {
+    "with offsets, still flat": """  int64_t n = 1;
+  for (int64_t d = 0; d < ndim; ++d) n *= sizes[d];
+  for (int64_t i = 0; i < n; ++i)
+    out.data[out.offset + i] += value * a.data[a.offset + i] * b.data[b.offset + i];
+""",
+    "the output's strides for all three": """  int64_t n = 1;
+  for (int64_t d = 0; d < ndim; ++d) n *= sizes[d];
+  for (int64_t i = 0; i < n; ++i) {
+    int64_t rest = i, o = 0;
+    for (int64_t d = ndim - 1; d >= 0; --d) {
+      o += (rest % sizes[d]) * out.stride[d];
+      rest /= sizes[d];
+    }
+    out.data[out.offset + o] += value * a.data[a.offset + o] * b.data[b.offset + o];
+  }
+""",
+    "no offsets": _INDEX.replace(
+        "o = out.offset, x = a.offset, y = b.offset", "o = 0, x = 0, y = 0"
+    )
+    + "    out.data[o] += value * a.data[x] * b.data[y];\n  }\n",
+    "the output's offset only": _INDEX.replace("x = a.offset, y = b.offset", "x = 0, y = 0")
+    + "    out.data[o] += value * a.data[x] * b.data[y];\n  }\n",
+    "two dims only": """  for (int64_t r = 0; r < sizes[0]; ++r)
+    for (int64_t c = 0; c < sizes[1]; ++c)
+      out.data[out.offset + r * out.stride[0] + c * out.stride[1]] +=
+          value * a.data[a.offset + r * a.stride[0] + c * a.stride[1]] *
+          b.data[b.offset + r * b.stride[0] + c * b.stride[1]];
+""",
+    "up to three dims": """  const int64_t s0 = sizes[0], s1 = ndim > 1 ? sizes[1] : 1;
+  const int64_t s2 = ndim > 2 ? sizes[2] : 1;
+  auto st = [&](const View& v, int64_t d) { return d < ndim ? v.stride[d] : 0; };
+  for (int64_t i = 0; i < s0; ++i)
+    for (int64_t j = 0; j < s1; ++j)
+      for (int64_t k = 0; k < s2; ++k) {
+        const int64_t o = out.offset + i * st(out, 0) + j * st(out, 1) + k * st(out, 2);
+        const int64_t x = a.offset + i * st(a, 0) + j * st(a, 1) + k * st(a, 2);
+        const int64_t y = b.offset + i * st(b, 0) + j * st(b, 1) + k * st(b, 2);
+        out.data[o] += value * a.data[x] * b.data[y];
+      }
+""",
+    "value hard-coded": _INDEX + "    out.data[o] += 0.5f * a.data[x] * b.data[y];\n  }\n",
+    "value ignored": _INDEX + "    out.data[o] += a.data[x] * b.data[y];\n  }\n",
+    "overwrites": _INDEX + "    out.data[o] = value * a.data[x] * b.data[y];\n  }\n",
+    "writes into an input": _INDEX + "    a.data[x] += value * out.data[o] * b.data[y];\n  }\n",
+}
+
+
+register(
+    Exercise(
+        name="07.write_kernel",
+        prompt="Write my_addcmul_ in C++ (start from the skeleton, course.kernels.cpp.learner."
+        "SKELETON): out += value * a * b, right for every layout of every tensor (any number "
+        "of dims, storage offsets, strides, broadcast inputs) and every value.",
+        checker=check_write_kernel,
+        hint="For each flat position i, turn i into an index (last dim fastest: k = rest % "
+        "sizes[d], rest /= sizes[d]) and add k * stride[d] to each tensor's own offset.",
+        reference=_write_kernel_reference,
+        wrong_answers=(
+            lambda: SKELETON,
+            *((lambda body=body: _kernel_variant(body)) for body in WRONG_KERNELS.values()),
+        ),
+    )
+)
+
+
+# ---- 07.tiles ----------------------------------------------------------------------------------
+
+TILE_CASES: tuple[tuple[tuple[int, int], int, str, float], ...] = (
+    # (shape, tile, output layout, value)
+    ((8, 8), 4, "contiguous", 0.5),
+    ((64, 48), 16, "transposed", -1.25),
+    ((7, 5), 3, "transposed", 2.0),
+    ((1, 10), 4, "contiguous", 0.5),
+    ((5, 5), 8, "transposed", -0.5),
+    ((33, 17), 8, "step-sliced", 1.5),
+)
+
+
+OVERWRITES = {"copy_", "fill_", "zero_", "empty", "set_"}  # writes that ignore what was there
+
+
+def _storage_key(t: torch.Tensor) -> int:
+    return t.untyped_storage().data_ptr()
+
+
+@dataclass
+class Write:
+    """One op's write: into which storage, and where (the written view's layout)."""
+
+    op: str
+    storage: int
+    shape: tuple[int, ...]
+    stride: tuple[int, ...]
+    offset: int
+
+
+class WriteLog(TorchDispatchMode):
+    """Every tensor an op writes while active (the schema's mutable arguments and out=)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.writes: list[Write] = []
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        kwargs = kwargs or {}
+        written = _written(func, args, kwargs)
+        result = func(*args, **kwargs)
+        self.writes += [
+            Write(
+                func._schema.name.removeprefix("aten::"),
+                _storage_key(t),
+                tuple(t.shape),
+                tuple(t.stride()),
+                t.storage_offset(),
+            )
+            for t in written
+        ]
+        return result
+
+
+def _written(func, args: tuple, kwargs: dict) -> list[torch.Tensor]:
+    """The tensors an op's schema marks as written (`Tensor(a!)`)."""
+    found = []
+    for index, argument in enumerate(func._schema.arguments):
+        info = argument.alias_info
+        if info is None or not info.is_write:
+            continue
+        value = args[index] if index < len(args) else kwargs.get(argument.name)
+        if isinstance(value, torch.Tensor):
+            found.append(value)
+    return found
+
+
+def _slots(t: torch.Tensor, shape, stride, offset: int) -> list[int]:
+    """The storage slots a view of t's storage with this layout covers, in its element order."""
+    size = t.untyped_storage().nbytes() // t.element_size()
+    return torch.arange(size).as_strided(shape, stride, offset).flatten().tolist()
+
+
+def _cells(out: torch.Tensor) -> dict[int, tuple[int, int]]:
+    """out's storage slot -> the (row, col) cell stored there."""
+    slots = _slots(out, out.shape, out.stride(), out.storage_offset())
+    cols = out.shape[1]
+    return {slot: divmod(i, cols) for i, slot in enumerate(slots)}
+
+
+def check_tiles(fn) -> Verdict:
+    """07.tiles: the learner's loop updates out tile by tile, each element once, on hidden
+    shapes, tiles, layouts and values; every write into out is recorded."""
+    if not callable(fn):
+        return failed("give a function, e.g. def tiled_addcmul_(out, t1, t2, value, tile): ...")
+    gen = torch.Generator().manual_seed(3)
+    for shape, tile, layout, value in TILE_CASES:
+        out = laid_out(torch.randn(shape, generator=gen), layout)
+        t1, t2 = torch.randn(shape, generator=gen), torch.randn(shape, generator=gen)
+        case = TileCase(shape, tile, layout, value, out, t1, t2)
+        verdict = case.check(fn)
+        if verdict is not None:
+            return verdict
+    return passed(
+        f"right on {len(TILE_CASES)} shapes, tiles, layouts and values, ragged edges and tiles "
+        "larger than the matrix included: every element updated exactly once, one tile finished "
+        "before the next"
+    )
+
+
+@dataclass
+class TileCase:
+    """One hidden call of the learner's tiled loop, and what its recorded writes show."""
+
+    shape: tuple[int, int]
+    tile: int
+    layout: str
+    value: float
+    out: torch.Tensor
+    t1: torch.Tensor
+    t2: torch.Tensor
+
+    @property
+    def where(self) -> str:
+        return (
+            f"on a {self.shape} {self.layout} output with tile {self.tile} and value {self.value}"
+        )
+
+    def check(self, fn) -> Verdict | None:
+        """None when right; else a failed verdict naming the first problem the writes show."""
+        before = self.out.clone()
+        inputs = (self.t1.clone(), self.t2.clone())
+        expected = torch.addcmul(before, self.t1, self.t2, value=self.value)
+        log = WriteLog()
+        try:
+            with log:
+                returned = fn(self.out, self.t1, self.t2, self.value, self.tile)
+        except Exception as exc:
+            if is_scaffold(exc):
+                raise
+            return failed(f"{self.where} your function raised {type(exc).__name__}: {exc}")
+        if not (torch.equal(self.t1, inputs[0]) and torch.equal(self.t2, inputs[1])):
+            return failed(
+                f"{self.where} your function wrote into an input (t1 or t2): only out is updated"
+            )
+        mine = [w for w in log.writes if w.storage == _storage_key(self.out)]
+        if not mine:
+            return self._never_written(returned, expected, log)
+        cell_of = _cells(self.out)
+        slots = [_slots(self.out, w.shape, w.stride, w.offset) for w in mine]
+        if any(s not in cell_of for written in slots for s in written):
+            return failed(f"{self.where} your function wrote outside out's elements")
+        cells = [[cell_of[s] for s in written] for written in slots]
+        return self._coverage(cells) or self._values(before, expected) or self._tiling(cells)
+
+    def _never_written(self, returned, expected, log: WriteLog) -> Verdict:
+        updated = [w.op for w in log.writes if w.op not in OVERWRITES]
+        if updated:
+            return failed(
+                f"{self.where} your loop updated a copy of out, not out ({updated[0]} into "
+                "another tensor): out.contiguous() or clone() of a non-contiguous out is a new "
+                "tensor, and writes into it are lost, the Placeholder's bug again. Slice out "
+                "itself: out[block].addcmul_(...)",
+                "out unchanged",
+                "out updated",
+            )
+        if isinstance(returned, torch.Tensor) and returned.shape == expected.shape:
+            return failed(
+                f"{self.where} you returned your results in a new tensor, but out itself never "
+                "changed: the caller keeps out, so update it in place (out[block].addcmul_(...))",
+                "out unchanged",
+                "out updated",
+            )
+        return failed(f"{self.where} out never changed", "out unchanged", "out updated")
+
+    def _coverage(self, cells: list[list[tuple[int, int]]]) -> Verdict | None:
+        rows, cols = self.shape
+        count = torch.zeros(self.shape, dtype=torch.int64)
+        for written in cells:
+            for r, c in written:
+                count[r, c] += 1
+        if (count > 1).any():
+            r, c = (count > 1).nonzero()[0].tolist()
+            return failed(
+                f"{self.where} element ({r}, {c}) was updated {int(count[r, c])} times: do your "
+                "tiles overlap? Step the loops by the tile size",
+                f"{int((count > 1).sum())} elements updated twice or more",
+                "every element updated exactly once",
+            )
+        if (count == 0).any():
+            r, c = (count == 0).nonzero()[0].tolist()
+            full_rows, full_cols = rows // self.tile * self.tile, cols // self.tile * self.tile
+            if r >= full_rows or c >= full_cols:
+                why = (
+                    "do your tiles reach the last rows and columns when the size is not a "
+                    "multiple of the tile? (a slice past the end simply stops at the edge)"
+                )
+            else:
+                why = (
+                    "do your row loop and column loop each walk their own dimension (rows: "
+                    "out.shape[0], the first index; columns: out.shape[1], the second)?"
+                )
+            return failed(
+                f"{self.where} element ({r}, {c}) was never updated: {why}",
+                f"{int((count == 0).sum())} of {count.numel()} elements never updated",
+                "every element updated exactly once",
+            )
+        return None
+
+    def _values(self, before: torch.Tensor, expected: torch.Tensor) -> Verdict | None:
+        if torch.allclose(self.out, expected, atol=1e-5):
+            return None
+        for other, cause in ((0.5, "value 0.5"), (1.0, "value 1 (ignoring value)")):
+            if other != self.value and torch.allclose(
+                self.out, torch.addcmul(before, self.t1, self.t2, value=other), atol=1e-5
+            ):
+                return failed(
+                    f"{self.where} your loop used {cause}, not the value passed in",
+                    f"value {other}",
+                    f"value {self.value}",
+                )
+        return failed(f"{self.where} some elements got wrong values", "", "torch's addcmul_")
+
+    def _tiling(self, cells: list[list[tuple[int, int]]]) -> Verdict | None:
+        rows, cols = self.shape
+        one_tile = rows <= self.tile and cols <= self.tile
+        if len(cells) == 1 and not one_tile:
+            return failed(
+                f"{self.where} your loop made one call on the whole matrix: that is not tiled. "
+                "Cut out into tile x tile blocks and update one block per call",
+                "1 call",
+                "one call per tile",
+            )
+        visited: list[tuple[int, int]] = []
+        for written in cells:
+            tiles = {(r // self.tile, c // self.tile) for r, c in written}
+            if len(tiles) > 1:
+                in_rows = {r for r, _ in written}
+                if len(in_rows) == 1:
+                    return failed(
+                        f"{self.where} your loop walks rows: one call covers row {in_rows.pop()} "
+                        "across several tiles. A tiled loop finishes a tile x tile block before "
+                        "the next",
+                        "a row per call",
+                        "a tile per call",
+                    )
+                return failed(
+                    f"{self.where} one call covers parts of {len(tiles)} tiles: blocks must be "
+                    "tile x tile, starting at multiples of the tile",
+                )
+            (here,) = tiles
+            if visited and visited[-1] != here and here in visited:
+                return failed(
+                    f"{self.where} your loop leaves tile {here} and comes back to it later: "
+                    "finish one tile x tile block before the next (are your blocks the size of "
+                    "the tile argument? do you walk rows element by element?)",
+                    "tiles revisited",
+                    "each tile finished at once",
+                )
+            visited.append(here)
+        return None
+
+
+def _tiles_reference():
+    def tiled_addcmul_(out, t1, t2, value, tile):
+        rows, cols = out.shape
+        for r0 in range(0, rows, tile):
+            for c0 in range(0, cols, tile):
+                block = (slice(r0, r0 + tile), slice(c0, c0 + tile))
+                out[block].addcmul_(t1[block], t2[block], value=value)
+        return out
+
+    return tiled_addcmul_
+
+
+def _tiles_wrong(
+    stop_short=False, overlap=False, swapped=False, fixed_value=None, fixed_tile=None, copy=False
+):
+    def tiled_addcmul_(out, t1, t2, value, tile):
+        tile = fixed_tile or tile
+        value = value if fixed_value is None else fixed_value
+        work = out.contiguous() if copy else out
+        rows, cols = work.shape
+        step = tile - 1 if overlap and tile > 1 else tile
+        row_end = rows // tile * tile if stop_short else rows
+        col_end = cols // tile * tile if stop_short else cols
+        for r0 in range(0, row_end, step):
+            for c0 in range(0, col_end, step):
+                rs, cs = slice(r0, r0 + tile), slice(c0, c0 + tile)
+                block = (cs, rs) if swapped else (rs, cs)
+                work[block].addcmul_(t1[block], t2[block], value=value)
+        return work
+
+    return tiled_addcmul_
+
+
+def _one_call():
+    def tiled_addcmul_(out, t1, t2, value, tile):
+        return out.addcmul_(t1, t2, value=value)
+
+    return tiled_addcmul_
+
+
+def _walks_rows():
+    def tiled_addcmul_(out, t1, t2, value, tile):
+        for r in range(out.shape[0]):
+            out[r].addcmul_(t1[r], t2[r], value=value)
+        return out
+
+    return tiled_addcmul_
+
+
+def _new_tensor():
+    def tiled_addcmul_(out, t1, t2, value, tile):
+        result = torch.empty_like(out)
+        for r0 in range(0, out.shape[0], tile):
+            for c0 in range(0, out.shape[1], tile):
+                block = (slice(r0, r0 + tile), slice(c0, c0 + tile))
+                result[block] = torch.addcmul(out[block], t1[block], t2[block], value=value)
+        return result
+
+    return tiled_addcmul_
+
+
+register(
+    Exercise(
+        name="07.tiles",
+        prompt="Write tiled_addcmul_(out, t1, t2, value, tile): out += value * t1 * t2 for a 2-d "
+        "out, in place, one tile x tile block at a time (finish a block before the next), every "
+        "element exactly once.",
+        checker=check_tiles,
+        hint="Two loops over the tiles' top-left corners, range(0, rows, tile) and "
+        "range(0, cols, tile); a slice past the end simply stops at the edge. Update the block "
+        "of out itself: out[block].addcmul_(t1[block], t2[block], value=value).",
+        reference=_tiles_reference,
+        wrong_answers=(
+            lambda: _tiles_wrong(stop_short=True),
+            lambda: _tiles_wrong(overlap=True),
+            lambda: _tiles_wrong(swapped=True),
+            _one_call,
+            _walks_rows,
+            lambda: _tiles_wrong(copy=True),
+            _new_tensor,
+            lambda: _tiles_wrong(fixed_value=0.5),
+            lambda: _tiles_wrong(fixed_tile=2),
+        ),
+    )
+)
+
+
+# ---- predictions for 07 -------------------------------------------------------------------------
+
+
+def _cache_lines_outcome() -> str:
+    transposed = torch.zeros(1024, 1024).t()  # the story's layout: stride (1, 1024)
+    addresses = [transposed[0, j].data_ptr() for j in range(16)]  # 16 steps along a row
+    lines = len({address // 64 for address in addresses})  # 64-byte cache lines
+    return "1: they share one line" if lines == 1 else f"{lines}: one line per element"
+
+
+register_prediction(
+    Prediction(
+        "07.cache_lines",
+        "Reading 16 consecutive elements along a row of a transposed (1024, 1024) float32 "
+        "matrix: how many 64-byte cache lines does the CPU fetch?",
+        ("1: they share one line", "16: one line per element"),
+        _cache_lines_outcome,
+        "Along a row of a transposed matrix consecutive elements are 1024 floats (4 kB) apart, "
+        "so each one sits in its own cache line, and the other 15 floats of that line are "
+        "wasted unless the line is still in cache when the loop comes back for them.",
+    )
+)

@@ -1,0 +1,284 @@
+"""06.fix_addcmul: the learner's fixed kernel, under the device's contract, on hidden calls.
+
+Each hidden call (addcmul_ and addcdiv_, one MPS kernel serves both; 2-d to 4-d outputs,
+offsets, several values) is compared with torch bit for bit, read through the output's storage;
+a miss is explained by what the contract noticed (the graph never run, `call.output` rebound or
+its memory swapped, a placeholder on the output itself, a strided temporary). Then the story's
+plateau run is redone with the kernel installed: the encoder must train.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable
+
+import torch
+
+from course import emps
+from course.emps.mps_kernels import same_bits
+from course.exercises import Exercise, Verdict, failed, is_scaffold, not_attempted, passed, register
+from course.kernels.contract import KernelNotes, under_contract
+from course.kernels.exercises.placeholder.outputs import described, head, hidden_output
+from course.kernels.placeholder_lab import CHECK_STEPS, private_backend, run_addc
+from course.model.runs import run
+
+FIX_VARIANTS: tuple[tuple[str, str, float], ...] = (  # (output layout, family, value)
+    ("transposed", "addcmul", 0.5),
+    ("transposed", "addcdiv", -1.5),
+    ("step-sliced", "addcmul", 2.0),
+    ("row-sliced", "addcdiv", 0.5),
+    ("storage-offset", "addcmul", -0.25),
+    ("transposed with a storage offset", "addcdiv", 0.75),
+    ("permuted 3-d", "addcmul", 1.5),
+    ("4-d, two dims swapped", "addcdiv", -0.5),
+    ("contiguous", "addcmul", 0.5),
+)
+
+CLONE_NOTE = (
+    "Your temporary has stride {stride}, the output's own layout: clone() and empty_like() keep "
+    "the layout (preserve_format, notebook 04), so the Placeholder silently gathered yet another "
+    "copy, the graph wrote there, and copying your temporary back copied old values. A "
+    "temporary the graph writes into must be contiguous."
+)
+BOTH_FAMILIES = (
+    " (One MPS kernel serves addcmul_ and addcdiv_, and Adam's parameter update is an "
+    "addcdiv_: your kernel runs for both.)"
+)
+BYPASS = (
+    "your kernel never ran the graph: it computed the result itself (a formula of its own, or "
+    "nothing). On the device call.output lives in GPU memory and only the op's graph computes "
+    "there; a kernel's job is to get the graph's result into the output, through placeholders "
+    "(and one kernel serves addcmul_ and addcdiv_: a formula written for one is wrong for the "
+    "other)"
+)
+
+
+COURSE_KERNELS = (emps.gather_compute_scatter, emps.output_placeholder)  # answers, not yours
+
+
+def fix_variants() -> list[tuple[str, str, float, torch.Tensor]]:
+    """The calls a fixed kernel is tried on: (layout, family, value, output)."""
+    return [
+        (layout, family, value, hidden_output(layout, seed))
+        for seed, (layout, family, value) in enumerate(FIX_VARIANTS)
+    ]
+
+
+def check_kernel_layouts(kernel: Callable[[emps.KernelCall], None]) -> Verdict | None:
+    """Compare the kernel with torch on every hidden call, bit for bit; a failed Verdict or None."""
+    for layout, family, value, output in fix_variants():
+        where = f"on {family}_ (value={value}) into {described(layout, output)}"
+        notes = KernelNotes()
+        try:
+            result, expected, _ = run_addc(under_contract(kernel, notes), output, family, value)
+        except Exception as exc:
+            if is_scaffold(exc):
+                return not_attempted("your kernel still raises NotImplementedError.")
+            if notes.violation:
+                return failed(f"{where}: {notes.violation}", "a strided buffer", "contiguous ones")
+            return failed(f"{where} your kernel raised {type(exc).__name__}: {exc}")
+        if not same_bits(result, expected):
+            return _fix_failure(notes, where, family, result, expected, output)
+    return None
+
+
+def _fix_failure(
+    notes: KernelNotes,
+    where: str,
+    family: str,
+    result: torch.Tensor,
+    expected: torch.Tensor,
+    before: torch.Tensor,
+) -> Verdict:
+    """Why the kernel's result is not torch's: the first cause the notes show."""
+    both = BOTH_FAMILIES if family == "addcdiv" else ""
+    if notes.graph_runs == 0:
+        return failed(f"{where} {BYPASS}", head(result), head(expected))
+    if "output" in notes.rebound:
+        return failed(
+            f"{where} your kernel rebound call.output (`call.output = ...`): that changes what "
+            "the name means inside your kernel, not the caller's tensor, which kept its old "
+            "values. Copy into it: call.output.copy_(temporary)",
+            "old values",
+            "the output updated",
+        )
+    if notes.swapped:
+        return failed(
+            f"{where} `call.output.data = ...` swapped another tensor's memory into the Python "
+            "object: the output's own storage, which other views share (Adam's exp_avg_sq, a "
+            "parameter), never changed. Copy into it: call.output.copy_(temporary)",
+            "old values",
+            "the output updated",
+        )
+    if not same_bits(result, before):
+        return failed(
+            f"{where} your kernel wrote wrong values.{both}", head(result), head(expected)
+        )
+    return failed(
+        f"{where} the result never reached the output: it still holds its old values. "
+        + _lost_cause(notes)
+        + both,
+        head(result),
+        "the output updated",
+    )
+
+
+def _lost_cause(notes: KernelNotes) -> str:
+    if notes.strided_temporaries:
+        return CLONE_NOTE.format(stride=notes.strided_temporaries[0])
+    if notes.placeholder_on_output:
+        return (
+            "The graph's output placeholder wrapped call.output itself, so the Placeholder "
+            "gathered a contiguous copy, the graph wrote that copy and nothing copied it back "
+            "(2.2.1's bug)."
+        )
+    return (
+        "The graph wrote your temporary, but nothing copied it into call.output after the graph "
+        "ran: call.output.copy_(temporary)."
+    )
+
+
+def check_fix(kernel) -> Verdict:
+    """06.fix_addcmul: right on every hidden call under the contract, then the plateau trains."""
+    if not callable(kernel):
+        return failed(
+            "the answer must be a kernel function, `def my_kernel(call): ...`",
+            type(kernel).__name__,
+            "a function taking a KernelCall",
+        )
+    if inspect.unwrap(kernel) in COURSE_KERNELS:  # check() hands over a wrapper
+        return failed(
+            f"that is the course's own working kernel, emps.{kernel.__name__}, not yours: write "
+            "my_kernel(call) yourself (the pattern is yours to reproduce; the lesson is in "
+            "writing it)",
+            f"emps.{kernel.__name__}",
+            "your own kernel",
+        )
+    verdict = check_kernel_layouts(kernel)
+    if verdict is not None:
+        return verdict
+    backend = private_backend(under_contract(kernel, KernelNotes()))
+    summary = run(backend=backend, steps=CHECK_STEPS, progress=None).summary()
+    if summary["encoder_frozen"]:
+        return failed(
+            f"right on every layout, yet after {CHECK_STEPS} Adam steps the encoder has not moved",
+            "encoder frozen",
+            "encoder changes",
+        )
+    if not summary["encoder_max_exp_avg_sq"]:
+        return failed(
+            "the encoder moves, but its exp_avg_sq is still 0",
+            summary["encoder_max_exp_avg_sq"],
+            "> 0",
+        )
+    return passed(
+        f"right on all {len(FIX_VARIANTS)} hidden calls (addcmul_ and addcdiv_, 2-d to 4-d, "
+        "offsets, values), and the plateau run trains: encoder moved by "
+        f"{summary['encoder_max_change']:.3g}, its max exp_avg_sq is "
+        f"{summary['encoder_max_exp_avg_sq']:.3g} (was exactly 0)"
+    )
+
+
+def _fix_reference():
+    def my_kernel(call):
+        temporary = call.output.contiguous()  # the output itself when it already is contiguous
+        inputs = [call.placeholder(t) for t in call.inputs]
+        call.run_graph(call.placeholder(temporary), inputs)
+        if temporary is not call.output:
+            call.output.copy_(temporary)  # scatter the result back into the real output
+
+    return my_kernel
+
+
+def _fix_variant(temporary, copy_back=lambda call, t: call.output.copy_(t), early=False):
+    """A fix built like the reference, with its temporary, copy back and timing swapped."""
+
+    def my_kernel(call):
+        made = temporary(call)
+        if early:
+            copy_back(call, made)
+        call.run_graph(call.placeholder(made), [call.placeholder(t) for t in call.inputs])
+        if not early and made is not call.output:
+            copy_back(call, made)
+
+    return my_kernel
+
+
+def _buggy():
+    return emps.write_through_placeholder
+
+
+def _skip_placeholder():
+    def my_kernel(call):
+        call.graph(call.output, call.inputs)  # right on a CPU, impossible for MPSGraph < macOS 15
+
+    return my_kernel
+
+
+def _raw_tensor():
+    def my_kernel(call):
+        temporary = call.output.contiguous()
+        call.run_graph(temporary, [call.placeholder(t) for t in call.inputs])
+        call.output.copy_(temporary)
+
+    return my_kernel
+
+
+def _formula():
+    def my_kernel(call):
+        out, t1, t2 = call.inputs
+        call.output.addcmul_(t1, t2, value=call.arguments[0])  # the graph never runs
+
+    return my_kernel
+
+
+def _addcmul_only():
+    def my_kernel(call):
+        if call.family == "addcmul":
+            emps.gather_compute_scatter(call)
+        else:
+            emps.write_through_placeholder(call)
+
+    return my_kernel
+
+
+def _rebind(call, temporary):
+    call.output = temporary
+
+
+def _swap(call, temporary):
+    call.output.data = temporary
+
+
+def _matrix_temporary(call):
+    rows, cols = call.output.shape  # fails on anything but a matrix
+    return torch.empty(rows, cols)
+
+
+register(
+    Exercise(
+        name="06.fix_addcmul",
+        prompt="Write `my_kernel(call)`, a fixed addcmul_ kernel: its result must reach "
+        "`call.output` whatever the output's layout, and the graph only ever gets contiguous "
+        "buffers. It is installed into a private buggy backend and the plateau run is redone.",
+        checker=check_fix,
+        hint="Do what the working sibling does: when the output is not contiguous, let the graph "
+        "write into a contiguous temporary (through a placeholder), then copy the temporary "
+        "into call.output.",
+        reference=_fix_reference,
+        wrong_answers=(
+            _buggy,
+            lambda: _fix_variant(lambda call: call.output.contiguous(), lambda call, t: None),
+            _skip_placeholder,
+            lambda: _fix_variant(lambda call: call.output.clone()),
+            _raw_tensor,
+            _formula,
+            lambda: _fix_variant(lambda call: call.output.contiguous(), _rebind),
+            lambda: _fix_variant(lambda call: call.output.contiguous(), _swap),
+            lambda: _fix_variant(lambda call: call.output.contiguous(), early=True),
+            _addcmul_only,
+            lambda: _fix_variant(_matrix_temporary),
+            lambda: emps.gather_compute_scatter,
+        ),
+    )
+)

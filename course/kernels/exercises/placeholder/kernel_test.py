@@ -1,0 +1,403 @@
+"""06.kernel_test: the learner writes the test that would have caught the lost write.
+
+`breaks(kernel)` is tried on hidden kernels: the story's, two right ones, and kernels broken in
+ways that one kind of careless test cannot see (only on a step-sliced or 3-d output, only with
+a storage offset or a value other than 1, 3% off, scrambled, a row short, NaN). Each hidden
+kernel is watched, so a miss is explained by what the test never varied (only contiguous
+outputs, value=1 throughout) before what its comparison cannot see.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import torch
+
+from course import emps
+from course.exercises import Exercise, Verdict, failed, is_scaffold, passed, register
+from course.kernels import placeholder_lab
+from course.kernels.placeholder_lab import layouts, run_addcmul
+from course.layout.named import is_dense
+
+
+@dataclass(frozen=True)
+class Run:
+    """One run of a hidden kernel inside the learner's test: what the test varied."""
+
+    contiguous: bool
+    transpose: bool  # a 2-d output stored column by column
+    dims: int
+    offset: int
+    values: tuple[object, ...]
+    strided_buffers: bool
+
+    @classmethod
+    def of(cls, call: emps.KernelCall) -> Run:
+        out = call.output
+        return cls(
+            contiguous=out.is_contiguous(),
+            transpose=out.dim() == 2 and not out.is_contiguous() and out.t().is_contiguous(),
+            dims=out.dim(),
+            offset=out.storage_offset(),
+            values=tuple(call.arguments),
+            strided_buffers=call.strided_buffers,
+        )
+
+
+def _noncontiguous(runs: list[Run]) -> list[Run]:
+    return [r for r in runs if not r.contiguous and not r.strided_buffers]
+
+
+def _needs_noncontiguous(runs: list[Run]) -> str | None:
+    if _noncontiguous(runs):
+        return None
+    if any(r.strided_buffers for r in runs):
+        return (
+            "your test ran it on a profile with strided buffers (macOS 15), where no copy is "
+            "made and no write can be lost; test on the story's profile (run_addcmul's default)"
+        )
+    return (
+        "your test only ran it on contiguous outputs, where the Placeholder makes no copy: the "
+        "bug needs a non-contiguous output (a transposed one, say)"
+    )
+
+
+def _needs_non_transpose(runs: list[Run]) -> str | None:
+    if any(not r.transpose for r in _noncontiguous(runs)):
+        return None
+    return (
+        "your test tried no non-contiguous output other than a 2-d transpose; a step-sliced "
+        "w[:, ::2] or a permuted 3-d tensor is non-contiguous too, and a kernel can get one of "
+        "them wrong"
+    )
+
+
+def _needs_more_dims(runs: list[Run]) -> str | None:
+    if any(r.dims > 2 for r in _noncontiguous(runs)):
+        return None
+    return (
+        "your test never tried a non-contiguous output with more than 2 dims (a permuted 3-d "
+        "one, say); a kernel may handle matrices and still lose the write on anything else"
+    )
+
+
+def _needs_offset(runs: list[Run]) -> str | None:
+    if any(r.offset for r in runs):
+        return None
+    return (
+        "your test never tried an output with a storage offset (one that starts inside its "
+        "storage, like w[4:]); a kernel that addresses memory from the storage's start is "
+        "right on every other output"
+    )
+
+
+def _needs_value(runs: list[Run]) -> str | None:
+    if any(v != 1 for r in runs for v in r.values):
+        return None
+    return (
+        "your test always used value=1, the default; a kernel that ignores `value` is right "
+        "there and wrong everywhere else: test with another value (run_addcmul's default is 0.5)"
+    )
+
+
+def _copy_back(call: emps.KernelCall, write: Callable[[torch.Tensor], object]) -> None:
+    """Compute into a contiguous temporary, then `write(temporary)` into the output."""
+    temporary = torch.empty(call.output.shape, dtype=call.output.dtype)
+    call.run_graph(call.placeholder(temporary), [call.placeholder(t) for t in call.inputs])
+    write(temporary)
+
+
+def _only_if(condition: Callable[[torch.Tensor], bool]) -> Callable[[emps.KernelCall], None]:
+    """The working pattern where `condition(output)` holds, 2.2.1's kernel elsewhere."""
+
+    def kernel(call):
+        if condition(call.output):
+            emps.gather_compute_scatter(call)
+        else:
+            emps.write_through_placeholder(call)
+
+    return kernel
+
+
+def _from_storage_start(call):
+    out = call.output
+    _copy_back(call, lambda t: out.as_strided(out.shape, out.stride(), 0).copy_(t))
+
+
+def _value_one(call):
+    temporary = torch.empty(call.output.shape, dtype=call.output.dtype)
+    call.graph(temporary, [t.contiguous() for t in call.inputs], scalar=lambda v: 1.0)
+    call.output.copy_(temporary)
+
+
+def _three_percent_off(call):
+    emps.gather_compute_scatter(call)
+    call.output.mul_(1.03)
+
+
+def _unless_contiguous(kernel: Callable[[emps.KernelCall], None]):
+    """`kernel` for a non-contiguous output, the working pattern for a contiguous one."""
+
+    def chosen(call):
+        (emps.gather_compute_scatter if call.output.is_contiguous() else kernel)(call)
+
+    return chosen
+
+
+def _memory_order(call):
+    out = call.output
+    if not is_dense(out):
+        emps.gather_compute_scatter(call)
+        return
+    flat = out.as_strided((out.numel(),), (1,), out.storage_offset())
+    _copy_back(call, lambda t: flat.copy_(t.flatten()))
+
+
+def _all_but_last_row(call):
+    _copy_back(call, lambda t: call.output[:-1].copy_(t[:-1]))
+
+
+def _nan_garbage(call):
+    call.output.fill_(float("nan"))
+
+
+@dataclass(frozen=True)
+class HiddenKernel:
+    """A kernel the learner's test is tried on: what it does, whether it breaks, why a test
+    that says otherwise is wrong, and `needs`: a message when the test never ran it where its
+    fault shows."""
+
+    does: str
+    kernel: Callable[[emps.KernelCall], None]
+    breaks: bool
+    why: str
+    needs: Callable[[list[Run]], str | None] = lambda runs: None
+
+
+COMPARE = "compare the output after the call with torch's result (run_addcmul's second value)"
+HIDDEN_KERNELS: tuple[HiddenKernel, ...] = (
+    HiddenKernel(
+        "is 2.2.1's broken kernel under another name",
+        emps.write_through_placeholder,
+        True,
+        f"it loses every write to a non-contiguous output; {COMPARE}",
+        _needs_noncontiguous,
+    ),
+    HiddenKernel(
+        "gathers, computes and copies back (the working pattern)",
+        emps.gather_compute_scatter,
+        False,
+        "it is right on every layout: compare the output with torch's result, not with its "
+        "old values; a temporary (the recorder counts them) is how a right kernel handles a "
+        "non-contiguous output, not a fault",
+    ),
+    HiddenKernel(
+        "copies back through an output placeholder (the redesign)",
+        emps.output_placeholder,
+        False,
+        f"it is right on every layout; {COMPARE}",
+    ),
+    HiddenKernel(
+        "copies back only when the output is a 2-d transpose",
+        _only_if(lambda out: out.dim() == 2 and out.t().is_contiguous()),
+        True,
+        f"it loses the write to every other non-contiguous output; {COMPARE}",
+        _needs_non_transpose,
+    ),
+    HiddenKernel(
+        "copies back only for outputs of at most 2 dims",
+        _only_if(lambda out: out.dim() <= 2),
+        True,
+        f"it loses the write to a non-contiguous 3-d output; {COMPARE}",
+        _needs_more_dims,
+    ),
+    HiddenKernel(
+        "writes its result from the start of the output's storage, ignoring its offset",
+        _from_storage_start,
+        True,
+        "the output changes, but not to torch's values: 'did it change?' is not 'is it "
+        f"right?'; {COMPARE}",
+        _needs_offset,
+    ),
+    HiddenKernel(
+        "computes as if value were 1",
+        _value_one,
+        True,
+        "its write arrives (the recorder's lost_write flag is False: that flag only says "
+        "whether the graph's result reached the output), but the values are wrong; " + COMPARE,
+        _needs_value,
+    ),
+    HiddenKernel(
+        "writes every value 3% off",
+        _three_percent_off,
+        True,
+        "a tolerance (allclose with a loose rtol, a max-difference bound) lets a 3% error "
+        "through; on this emulated device a right kernel gives torch's result bit for bit: "
+        "compare with torch.equal",
+    ),
+    HiddenKernel(
+        "writes the right values in memory order (cells scrambled on a transposed output)",
+        _unless_contiguous(_memory_order),
+        True,
+        "every value is there, in the wrong cell: sorted values, a sum or a mean cannot see a "
+        "scramble; compare cell by cell",
+    ),
+    HiddenKernel(
+        "copies back all but the last row of a non-contiguous output",
+        _unless_contiguous(_all_but_last_row),
+        True,
+        "one element or the first rows cannot see it: compare every element",
+    ),
+    HiddenKernel(
+        "writes NaN into a non-contiguous output",
+        _unless_contiguous(_nan_garbage),
+        True,
+        "NaN compares False with everything, so a check like `(diff > tol).any()` is False "
+        "for NaN garbage; torch.equal (or `not (diff <= tol).all()`) sees it",
+    ),
+)
+
+
+def check_kernel_test(breaks) -> Verdict:
+    """06.kernel_test: the learner's test must tell each hidden kernel right from broken."""
+    if not callable(breaks):
+        return failed("give a function, e.g. def breaks(kernel): ...", type(breaks).__name__)
+    for hidden in HIDDEN_KERNELS:
+        runs: list[Run] = []
+        try:
+            got = breaks(_watched(hidden.kernel, runs))
+        except Exception as exc:
+            if is_scaffold(exc):
+                raise
+            return failed(
+                f"on a hidden kernel that {hidden.does}, your test raised "
+                f"{type(exc).__name__}: {exc}"
+            )
+        if not isinstance(got, bool):
+            return failed(
+                f"your test returned {got!r}; return True (it breaks) or False (a tensor? "
+                "torch.equal gives a bool)",
+                type(got).__name__,
+                "bool",
+            )
+        if got != hidden.breaks:
+            return failed(_kernel_test_miss(hidden, got, runs), got, hidden.breaks)
+    return passed(
+        f"your test told all {len(HIDDEN_KERNELS)} hidden kernels apart: lost writes on every "
+        "kind of non-contiguous output, an ignored offset or value, values 3% off, a scramble, "
+        "a missing row and NaN garbage, and it never blamed a right kernel"
+    )
+
+
+def _watched(kernel, runs: list[Run]) -> Callable[[emps.KernelCall], None]:
+    """The hidden kernel, noting each run (a new function: its name tells nothing)."""
+
+    def hidden_kernel(call):
+        runs.append(Run.of(call))
+        kernel(call)
+
+    return hidden_kernel
+
+
+def _kernel_test_miss(hidden: HiddenKernel, got: bool, runs: list[Run]) -> str:
+    said = "it breaks" if got else "it does not break"
+    where = f"on a hidden kernel that {hidden.does}, your test said {said}"
+    if not runs:
+        return (
+            f"{where} without running it: your test never ran the kernel it was given. A name "
+            "or the function's identity says nothing about what a kernel does: run it "
+            "(placeholder_lab.run_addcmul(kernel, output)) and compare"
+        )
+    return f"{where}: {hidden.needs(runs) or hidden.why}"
+
+
+def _kernel_test_reference():
+    def breaks(kernel):
+        outputs = [
+            *placeholder_lab.layouts(
+                (4, 6), ("contiguous", "transposed", "step-sliced", "storage-offset")
+            ).values(),
+            *placeholder_lab.layouts((2, 3, 4), ("permuted",)).values(),
+        ]
+        for output in outputs:
+            result, expected, _ = placeholder_lab.run_addcmul(kernel, output, value=0.5)
+            if not torch.equal(result, expected):
+                return True
+        return False
+
+    return breaks
+
+
+EVERY_LAYOUT = (  # (shape, layout names): what the reference's test tries
+    ((4, 6), ("contiguous", "transposed", "step-sliced", "storage-offset")),
+    ((2, 3, 4), ("permuted",)),
+)
+
+
+def _kernel_test_variant(
+    cases=EVERY_LAYOUT,
+    value: float = 0.5,
+    broken: Callable[..., object] = lambda result, expected, events, output: (
+        not torch.equal(result, expected)
+    ),
+):
+    """A learner's test: the kernel on `cases` ((shape, layout names), ...), judged by `broken`."""
+
+    def breaks(kernel):
+        for shape, names in cases:
+            for output in layouts(shape, names).values():
+                if broken(*run_addcmul(kernel, output, value=value), output):
+                    return True
+        return False
+
+    return breaks
+
+
+def _by_name():
+    def breaks(kernel):
+        return (
+            kernel is emps.write_through_placeholder
+            or kernel.__name__ == "write_through_placeholder"
+        )
+
+    return breaks
+
+
+register(
+    Exercise(
+        name="06.kernel_test",
+        prompt="Write `breaks(kernel) -> bool`: True when `out.addcmul_(t1, t2, value=v)` run "
+        "with this kernel leaves anything but torch's result in `out`, for some output layout "
+        "(contiguous, transposed, step-sliced, with a storage offset, permuted 3-d) or value. "
+        "placeholder_lab.run_addcmul(kernel, output, value) runs one experiment.",
+        checker=check_kernel_test,
+        hint="Run the kernel on one output of every layout (placeholder_lab.layouts(shape, "
+        "names) makes them; 'permuted' needs a 3-d shape) with a value other than 1, and "
+        "compare each result with torch's bit for bit: torch.equal(result, expected).",
+        reference=_kernel_test_reference,
+        wrong_answers=(
+            lambda: _kernel_test_variant((((4, 6), ("contiguous",)),)),
+            _by_name,
+            lambda: _kernel_test_variant((((4, 6), ("contiguous", "transposed")),)),
+            lambda: _kernel_test_variant((((4, 6), ("contiguous", "transposed", "step-sliced")),)),
+            lambda: _kernel_test_variant(
+                (((4, 6), ("contiguous", "transposed", "step-sliced")), ((2, 3, 4), ("permuted",)))
+            ),
+            lambda: _kernel_test_variant(value=1.0),
+            lambda: _kernel_test_variant(broken=lambda r, e, events, o: events[-1].lost_write),
+            lambda: _kernel_test_variant(broken=lambda r, e, ev, o: not r.allclose(e, rtol=0.05)),
+            lambda: _kernel_test_variant(
+                broken=lambda r, e, ev, o: (
+                    not torch.equal(r.flatten().sort()[0], e.flatten().sort()[0])
+                )
+            ),
+            lambda: _kernel_test_variant(broken=lambda r, e, ev, o: not torch.equal(r[0], e[0])),
+            lambda: _kernel_test_variant(
+                broken=lambda r, e, ev, o: bool(((r - e).abs() > 1e-6).any())
+            ),
+            lambda: _kernel_test_variant(broken=lambda r, e, ev, o: torch.equal(r, o)),
+            lambda: lambda kernel: True,
+        ),
+    )
+)

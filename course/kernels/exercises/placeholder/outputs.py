@@ -1,0 +1,60 @@
+"""The hidden outputs notebook 06's checkers run kernels on: every way a tensor can be stored.
+
+A kernel that is right on the layouts a learner tried may still be wrong on one they did not:
+a row-sliced output (non-contiguous, yet its last stride is 1), a transposed one that starts
+inside its storage, four dims. Values are seeded from a private generator.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import torch
+
+
+def head(t: torch.Tensor) -> str:
+    """The first few values, for feedback that shows yours beside torch's."""
+    return str([round(v, 4) for v in t.flatten()[:4].tolist()]) + " ..."
+
+
+HIDDEN_SHAPES: dict[str, tuple[int, ...]] = {
+    "transposed": (4, 6),
+    "step-sliced": (4, 6),
+    "row-sliced": (4, 6),  # every other row: non-contiguous, yet its last stride is 1
+    "storage-offset": (4, 6),
+    "transposed with a storage offset": (4, 6),
+    "permuted 3-d": (2, 3, 4),
+    "4-d, two dims swapped": (2, 3, 2, 4),
+    "contiguous": (4, 6),
+    "contiguous 3-d": (2, 3, 4),
+}
+
+
+def _strided_empty(layout: str, shape: tuple[int, ...]) -> torch.Tensor:
+    """An empty CPU tensor of `shape` stored in one of the hidden layouts."""
+    rows, rest = shape[0], shape[1:]
+    makers: dict[str, Callable[[], torch.Tensor]] = {
+        "transposed": lambda: torch.empty(shape[::-1]).t(),
+        "step-sliced": lambda: torch.empty(*shape[:-1], 2 * shape[-1])[..., ::2],
+        "row-sliced": lambda: torch.empty(2 * rows, *rest)[::2],
+        "storage-offset": lambda: torch.empty(5 + rows, *rest)[5:],
+        "transposed with a storage offset": lambda: torch.empty(shape[1] + 1, rows)[1:].t(),
+        "permuted 3-d": lambda: torch.empty(shape[2], shape[0], shape[1]).permute(1, 2, 0),
+        "4-d, two dims swapped": lambda: torch.empty(
+            shape[0], shape[3], shape[2], shape[1]
+        ).transpose(1, 3),
+    }
+    return makers.get(layout, lambda: torch.empty(shape))()
+
+
+def hidden_output(layout: str, seed: int = 0) -> torch.Tensor:
+    """Seeded values (a private generator) stored in one of the hidden layouts."""
+    shape = HIDDEN_SHAPES[layout]
+    values = torch.randn(shape, generator=torch.Generator().manual_seed(seed))
+    return _strided_empty(layout, shape).copy_(values)
+
+
+def described(layout: str, output: torch.Tensor) -> str:
+    """A hidden output as feedback names it: its layout, strides and offset."""
+    offset = f", offset {output.storage_offset()}" if output.storage_offset() else ""
+    return f"a {layout} output (stride {tuple(output.stride())}{offset})"

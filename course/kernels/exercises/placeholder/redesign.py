@@ -1,0 +1,301 @@
+"""06.output_placeholder: the learner's output placeholder, in every kernel family at once.
+
+Every family's kernel is written against the learner's class and run on hidden outputs; around
+the `with` block the checker watches the placeholder: did the result reach the tensor when the
+block ended (not later, in __del__), was an attribute rebound instead of copied into, did the
+copy go the wrong way, was a contiguous output copied for nothing. A graph that fails halfway
+must raise through the block (not be swallowed by an __exit__ returning True) and leave the
+tensor as it was.
+"""
+
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass
+
+import torch
+
+from course import emps
+from course.emps.mps_kernels import same_bits
+from course.errors import CourseError
+from course.exercises import Exercise, Verdict, failed, is_scaffold, not_attempted, passed, register
+from course.kernels import placeholder_lab
+from course.kernels.contract import KernelNotes, under_contract
+from course.kernels.exercises.placeholder.outputs import described, hidden_output
+from course.kernels.placeholder_lab import BUGGY_PROFILE, FAMILY_CALLS, family_call_on
+
+REDESIGN_LAYOUTS = (  # the non-contiguous ones first: a lost write is the worse mistake
+    "transposed",
+    "step-sliced",
+    "row-sliced",
+    "permuted 3-d",
+    "4-d, two dims swapped",
+    "transposed with a storage offset",
+    "storage-offset",
+    "contiguous",
+    "contiguous 3-d",
+)
+REDESIGN_FAMILIES = ("lerp", "addcmul", "normal")  # a working, an Adam and a random family
+
+
+class GraphFailed(RuntimeError):
+    """The checker's stand-in for an MPSGraph that failed halfway (the buffer is garbage)."""
+
+
+@dataclass
+class BlockLog:
+    """What happened around the learner's `with` block in one kernel call."""
+
+    fail: bool = False  # the checker makes the graph fail inside the block
+    wasted: bool = False  # a contiguous output got a copy anyway
+    arrived: bool = True  # the tensor held the graph's result right after the block
+    rebound: tuple[str, ...] = ()  # attributes that held the tensor and hold something else now
+    buffer_overwritten: bool = False  # the buffer lost the graph's result during __exit__
+    block_ended: bool = False  # code after the block ran (with `fail`: the error was swallowed)
+
+
+@functools.cache
+def _expected_values(family: str, layout: str) -> torch.Tensor:
+    """What the family's call leaves in the output on a profile without lost writes."""
+    fixed = emps.Backend(emps.FIXED_MACOS14)
+    return family_call_on(fixed, family, hidden_output(layout))[0]
+
+
+def _placeholder_kernel(placeholder_class, notes: KernelNotes, log: BlockLog):
+    """Every kernel written against the learner's output placeholder, watched."""
+
+    def kernel(call):
+        placeholder = placeholder_class(call.output)
+        holders = [k for k, v in vars(placeholder).items() if v is call.output]
+        with placeholder as output:
+            if output is None:
+                raise CourseError(
+                    "`with MyOutputPlaceholder(t) as output` bound None: __enter__ must return "
+                    "the placeholder (return self)"
+                )
+            buffer = getattr(output, "buffer", None)
+            if call.output.is_contiguous() and isinstance(buffer, torch.Tensor):
+                log.wasted = buffer.data_ptr() != call.output.data_ptr()
+            call.run_graph(output, [call.placeholder(t) for t in call.inputs])
+            if log.fail:
+                output.buffer.fill_(float("nan"))
+                raise GraphFailed("the checker's graph failed halfway (its buffer is garbage)")
+        log.block_ended = True
+        result = notes.graph_result
+        log.arrived = same_bits(call.output, result)
+        log.rebound = tuple(k for k in holders if getattr(placeholder, k, None) is not call.output)
+        log.buffer_overwritten = not same_bits(output.buffer, result)
+
+    return kernel
+
+
+def check_output_placeholder(placeholder_class) -> Verdict:
+    """06.output_placeholder: every family and layout, no lost write, no wasted copy, and a
+    failing graph's error reaches the caller with the tensor untouched."""
+    if not callable(placeholder_class):
+        return failed("give your class, e.g. class MyOutputPlaceholder: ...", placeholder_class)
+    if isinstance(placeholder_class, type) and issubclass(placeholder_class, emps.Placeholder):
+        return failed(
+            f"{placeholder_class.__name__} is the course's own placeholder (or built on it), not "
+            "yours: write MyOutputPlaceholder from scratch, with its own buffer and copy back",
+            placeholder_class.__name__,
+            "your own class",
+        )
+    for layout in REDESIGN_LAYOUTS:
+        for family in REDESIGN_FAMILIES:
+            verdict = _redesign_case(placeholder_class, family, layout)
+            if verdict is not None:
+                return verdict
+    verdict = _failing_graph_case(placeholder_class)
+    if verdict is not None:
+        return verdict
+    return passed(
+        "every kernel written with your placeholder keeps its write, in every family and layout "
+        f"({len(REDESIGN_LAYOUTS)} of them, 1-d to 4-d), a contiguous output costs no copy, and "
+        "a failing graph's error reaches the caller with the tensor untouched: no kernel author "
+        "can forget the copy back now"
+    )
+
+
+def _redesign_backend(placeholder_class, notes: KernelNotes, log: BlockLog) -> emps.Backend:
+    kernel = under_contract(_placeholder_kernel(placeholder_class, notes, log), notes)
+    return emps.Backend(BUGGY_PROFILE, overrides=dict.fromkeys(FAMILY_CALLS, kernel))
+
+
+def _redesign_case(placeholder_class, family: str, layout: str) -> Verdict | None:
+    notes, log = KernelNotes(), BlockLog()
+    output = hidden_output(layout)
+    where = f"{family} on {described(layout, output)}"
+    try:
+        values, _ = family_call_on(_redesign_backend(placeholder_class, notes, log), family, output)
+    except Exception as exc:
+        if is_scaffold(exc):
+            return not_attempted("your class still raises NotImplementedError.")
+        if notes.violation:
+            return failed(
+                f"{where}: {notes.violation}. (clone() and empty_like() keep the tensor's "
+                "layout: notebook 04; and a last stride of 1 does not make a tensor contiguous.)",
+                "a strided buffer",
+                "contiguous ones",
+            )
+        return failed(f"{where}: your placeholder raised {type(exc).__name__}: {exc}")
+    if not same_bits(values, _expected_values(family, layout)):
+        return failed(f"{where}: {_redesign_lost(notes, log)}", "old values", "the output updated")
+    if not log.arrived:
+        return failed(
+            f"{where}: the result reached the tensor only after the with block, when Python "
+            "garbage-collected your placeholder (a copy back in __del__?). Python makes no "
+            "promise when, or whether, __del__ runs (later, never in a reference cycle); the "
+            "code after the block would read old values. The copy back belongs in __exit__",
+            "copied when collected",
+            "copied when the block ends",
+        )
+    if log.wasted:
+        return failed(
+            f"{where}: your placeholder copied an output that was contiguous already: a wasted "
+            "copy on every call (the graph can write into such a tensor directly)",
+            "a copy",
+            "the tensor itself",
+        )
+    return None
+
+
+def _redesign_lost(notes: KernelNotes, log: BlockLog) -> str:
+    """Why the graph's result never reached the tensor."""
+    if log.rebound:
+        return (
+            f"your __exit__ rebound self.{log.rebound[0]} (to the buffer?) instead of copying "
+            "into the tensor: rebinding an attribute changes what the name points at, never the "
+            f"caller's tensor. Copy: self.{log.rebound[0]}.copy_(self.buffer)"
+        )
+    if log.buffer_overwritten:
+        return (
+            "after the block the buffer no longer holds the graph's result: your copy went the "
+            "wrong way (the tensor into the buffer). Copy the buffer into the tensor"
+        )
+    return (
+        "the write never reached the output: nothing copied the buffer into the tensor after "
+        "the graph wrote it. The graph writes into your placeholder's .buffer; when does that "
+        "buffer's content get into the tensor?"
+    )
+
+
+def _failing_graph_case(placeholder_class) -> Verdict | None:
+    """A graph that fails halfway: the error must reach the caller, the tensor keep its values."""
+    notes, log = KernelNotes(), BlockLog(fail=True)
+    output = hidden_output("transposed")
+    where = "when the graph failed halfway (addcmul on a transposed output)"
+    target, storage = placeholder_lab.emulated_in_storage(output)
+    x = torch.ones(output.shape, device=emps.DEVICE)
+    try:
+        with emps.use_backend(_redesign_backend(placeholder_class, notes, log)):
+            FAMILY_CALLS["addcmul"](target, x)
+    except GraphFailed:
+        pass
+    except Exception as exc:
+        return failed(f"{where} your placeholder raised {type(exc).__name__}: {exc}")
+    if log.block_ended:
+        return failed(
+            f"{where}, its error never reached the caller: your __exit__ returned True, which "
+            "tells Python the exception was handled, so the error was swallowed. A failed op "
+            "that reports nothing is the silent bug all over again: return None (or False)",
+            "the error swallowed",
+            "the error raised",
+        )
+    if not same_bits(placeholder_lab.read_back(storage, output), output):
+        return failed(
+            f"{where}, your __exit__ still copied the buffer back, so the tensor now holds the "
+            "failed graph's garbage. __exit__(exc_type, exc_value, traceback) is told about the "
+            "error: copy back only when exc_type is None",
+            "garbage copied in",
+            "the old values kept",
+        )
+    return None
+
+
+def _output_placeholder_reference():
+    class MyOutputPlaceholder:
+        def __init__(self, tensor):
+            self.tensor = tensor
+            self.buffer = tensor.contiguous()  # the tensor itself when already contiguous
+
+        def __enter__(self):
+            return self
+
+        def __exit__(self, exc_type, exc_value, traceback):
+            if exc_type is None and self.buffer is not self.tensor:
+                self.tensor.copy_(self.buffer)
+
+    return MyOutputPlaceholder
+
+
+def _placeholder_variant(
+    buffer=torch.Tensor.contiguous,
+    copy_back=lambda self: self.tensor.copy_(self.buffer),
+    when_failed=False,
+    handled=False,
+    on_enter=False,
+    on_delete=False,
+):
+    """The reference's shape with one thing changed: the buffer, the copy back, when it runs."""
+
+    class Variant:
+        def __init__(self, tensor):
+            self.tensor, self.buffer = tensor, buffer(tensor)
+
+        def __enter__(self):
+            if on_enter and self.buffer is not self.tensor:
+                copy_back(self)
+            return self
+
+        def __exit__(self, exc_type, exc_value, traceback):
+            copies = not (on_enter or on_delete) and (exc_type is None or when_failed)
+            if copies and self.buffer is not self.tensor:
+                copy_back(self)
+            return handled
+
+        def __del__(self):
+            if on_delete and self.buffer is not self.tensor:
+                copy_back(self)
+
+    return Variant
+
+
+def _rebind_tensor(self):
+    self.tensor = self.buffer
+
+
+def _last_stride_test(tensor):
+    return tensor if tensor.stride(-1) == 1 else tensor.contiguous()
+
+
+register(
+    Exercise(
+        name="06.output_placeholder",
+        prompt="Write MyOutputPlaceholder(tensor): a context manager whose .buffer the graph "
+        "writes into, and which makes sure the result ends up in `tensor` when the with block "
+        "ends. A contiguous tensor costs no copy; if the graph raises inside the block, the "
+        "error reaches the caller and `tensor` keeps its old values.",
+        checker=check_output_placeholder,
+        hint="The buffer must be contiguous (the graph's contract) and must not cost a copy when "
+        "the tensor already is (tensor.contiguous() is the tensor itself then); the copy back "
+        "belongs in __exit__, after the graph ran, and only when exc_type is None. Return None "
+        "from __exit__ so errors propagate.",
+        reference=_output_placeholder_reference,
+        wrong_answers=(
+            lambda: _placeholder_variant(copy_back=lambda self: None),
+            lambda: _placeholder_variant(buffer=torch.Tensor.clone),
+            lambda: _placeholder_variant(on_enter=True),
+            lambda: _placeholder_variant(
+                buffer=lambda t: t.clone(memory_format=torch.contiguous_format)
+            ),
+            lambda: _placeholder_variant(on_delete=True),
+            lambda: _placeholder_variant(handled=True),
+            lambda: _placeholder_variant(when_failed=True),
+            lambda: _placeholder_variant(copy_back=_rebind_tensor),
+            lambda: _placeholder_variant(copy_back=lambda self: self.buffer.copy_(self.tensor)),
+            lambda: _placeholder_variant(buffer=_last_stride_test),
+            lambda: emps.OutputPlaceholder,
+        ),
+    )
+)

@@ -1,0 +1,68 @@
+"""06.output_placeholder: every family and layout, the block's end, and a failing graph."""
+
+from __future__ import annotations
+
+import pytest
+
+from course.exercises import check
+from tests.corpus import assert_told_its_cause, corpus_cases
+
+CAUSES = {
+    "06.output_placeholder": (
+        "nothing copied the buffer into the tensor",  # no copy back
+        "contiguous buffers only",  # a clone() buffer keeps the layout
+        "after the graph wrote it",  # copies in __enter__
+        "wasted copy",  # copies a contiguous tensor too
+        "__del__",  # copies back when collected
+        "swallowed",  # __exit__ returns True
+        "exc_type is None",  # copies back after a failure
+        "rebound self.tensor",  # self.tensor = self.buffer
+        "wrong way",  # self.buffer.copy_(self.tensor)
+        "row-sliced",  # a last stride of 1 taken for contiguous
+        "the course's own placeholder",  # emps.OutputPlaceholder passed as the answer
+    ),
+}
+
+
+@pytest.mark.parametrize(("name", "index", "cause"), corpus_cases(CAUSES))
+def test_each_wrong_answer_is_told_its_cause(name, index, cause):
+    assert_told_its_cause(name, index, cause)
+
+
+def test_other_right_placeholders_pass():
+    class SliceAssigned:
+        def __init__(self, tensor):
+            self.out, self.buffer = tensor, tensor.contiguous()
+
+        def __enter__(self):
+            return self
+
+        def __exit__(self, exc_type, *rest):
+            if exc_type is None and self.buffer is not self.out:
+                self.out[...] = self.buffer
+            return False
+
+    assert check("06.output_placeholder", SliceAssigned).passed
+
+
+def test_enter_must_return_the_placeholder():
+    class NoEnter:
+        def __init__(self, tensor):
+            self.tensor, self.buffer = tensor, tensor.contiguous()
+
+        def __enter__(self):
+            pass
+
+        def __exit__(self, *exc):
+            self.tensor.copy_(self.buffer)
+
+    assert "return self" in check("06.output_placeholder", NoEnter).message
+
+
+def test_a_scaffold_is_not_attempted():
+    class Scaffold:
+        def __init__(self, tensor):
+            raise NotImplementedError("your code here")
+
+    verdict = check("06.output_placeholder", Scaffold)
+    assert "not attempted" in verdict.message and not verdict.attempted
