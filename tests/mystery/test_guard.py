@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import sys
 
 import pytest
 import torch
@@ -104,3 +105,13 @@ def test_what_torch_does_to_itself_is_not_a_change(record):
     wrapped = functools.wraps(torch.manual_seed)(lambda seed: None)
     assert guard._counts(torch.manual_seed, wrapped) is False
     assert record.changes() == []
+
+
+def test_the_courses_own_step_log_is_not_a_fix_and_survives_a_restore(record):
+    from course.isolation import experiments
+
+    experiments.bench(device="cpu", d_model=8, n_features=16, k=2, batch_size=4)  # installs the log
+    assert record.changes() == []
+    record.restore()
+    registry = sys.modules["torch.optim.optimizer"]._global_optimizer_pre_hooks
+    assert experiments._log_step in registry.values()
