@@ -118,8 +118,9 @@ LESSONS: tuple[Lesson, ...] = (
         "06_placeholder.ipynb",
         "The Placeholder",
         "How can a kernel compute the right answer and still lose it?",
-        30,
+        55,
         (
+            "write the test that would have caught it",
             "read the broken kernel beside a working sibling",
             "fix it under the device's contract",
             "write an output placeholder",
@@ -131,7 +132,7 @@ LESSONS: tuple[Lesson, ...] = (
         "07_compiled_kernels.ipynb",
         "Compiled kernels",
         "Can a compiled C++ kernel lose its result too, and what does getting layout right cost?",
-        30,
+        70,
         (
             "predict the naive kernel's scramble",
             "write a C++ kernel right on every layout",

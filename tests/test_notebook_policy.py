@@ -218,7 +218,6 @@ HAND_TABLE = re.compile(
 )
 # Notebooks that line up columns by hand today; each lesson's rewrite takes itself off the list.
 HAND_TABLES = {
-    "06_placeholder.ipynb",
     "07_compiled_kernels.ipynb",
 }
 
@@ -243,10 +242,7 @@ def test_tables_go_through_course_tables(path):
 
 ASKED = re.compile(r"\b(predict|check)\(\s*[\"'](\d\d\.\w+)[\"']")
 # Answered before they are asked today (issue 24); each notebook's rewrite takes its names off.
-SPOILED = {
-    "06.lost_write",
-    "06.macos15",
-}
+SPOILED: set[str] = set()
 
 
 def _plain(text: str) -> str:
