@@ -266,8 +266,34 @@ def _copy_from_kernel(source, destination, non_blocking=False):
 
 def _to_copy(func, args, kwargs):
     device = kwargs.get("device")
+    to_host = device is not None and device.type == "cpu"
+    if to_host and _whole_storage_copy(args[0], kwargs):
+        return _LAZY_CLONE(args[0].inner)
     result = func(*_unwrap(args), **_unwrap_kwargs(kwargs))
-    return result if device is not None and device.type == "cpu" else _wrap(result)
+    return result if to_host else _wrap(result)
+
+
+# `x.cpu()` of a tensor that is its whole storage, unchanged in dtype and layout, can be a
+# copy-on-write clone: the bytes are copied only if either side is written later, so code that
+# reads a parameter on the host every step (the course's training history) does not copy it
+# every step. Nobody can tell it from a copy. (Absent in a torch without _lazy_clone.)
+_LAZY_CLONE = getattr(torch, "_lazy_clone", None)
+_PLAIN_TO = {"device", "dtype", "layout", "memory_format", "non_blocking", "pin_memory"}
+
+
+def _whole_storage_copy(source: object, kwargs: dict) -> bool:
+    if _LAZY_CLONE is None or not isinstance(source, EmulatedTensor) or set(kwargs) - _PLAIN_TO:
+        return False
+    inner = source.inner
+    return (
+        kwargs.get("dtype") in (None, inner.dtype)
+        and kwargs.get("layout") in (None, torch.strided)
+        and not kwargs.get("pin_memory")
+        and kwargs.get("memory_format") in (None, torch.preserve_format, torch.contiguous_format)
+        and inner.is_contiguous()
+        and inner.storage_offset() == 0
+        and inner.untyped_storage().nbytes() == inner.numel() * inner.element_size()
+    )
 
 
 def _set(func, args, kwargs):

@@ -315,3 +315,19 @@ def test_only_cpu_tensors_can_be_wrapped():
         emps.EmulatedTensor([1, 2])
     with pytest.raises(CourseError, match="not a tensor on emps:0"):
         emps.EmulatedTensor(torch.zeros(2, device=emps.DEVICE))
+
+
+def test_a_host_copy_is_independent_of_the_device_tensor_both_ways():
+    """x.cpu() may share memory copy-on-write (course.emps.device._to_copy): a write on
+    either side must never show on the other, views copy only what they show, and a
+    changed dtype is a real conversion."""
+    x = torch.arange(12.0).reshape(3, 4).to(emps.DEVICE)
+    host = x.cpu()
+    x.add_(1)
+    assert torch.equal(host, torch.arange(12.0).reshape(3, 4))
+    host.mul_(0)
+    assert torch.equal(x.cpu(), torch.arange(12.0).reshape(3, 4) + 1)
+    view = x[::2, 1:]
+    assert torch.equal(view.cpu(), (torch.arange(12.0).reshape(3, 4) + 1)[::2, 1:])
+    assert view.cpu().untyped_storage().nbytes() == view.numel() * 4
+    assert x.to("cpu", torch.int32).dtype == torch.int32
