@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import ast
 import json
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -46,7 +47,7 @@ LESSONS: tuple[Lesson, ...] = (
         "00_start_here.ipynb",
         "Start here",
         "Is my machine ready, and how does this course work?",
-        10,
+        15,
         (
             "run the environment doctor",
             "check that widgets render",
@@ -58,7 +59,7 @@ LESSONS: tuple[Lesson, ...] = (
         "01_the_plateau.ipynb",
         "The plateau",
         "Why does this sparse autoencoder stop learning, whatever the hyperparameters?",
-        25,
+        45,
         (
             "measure how low the loss could go",
             "try to tune the plateau away",
@@ -234,6 +235,31 @@ def imported_modules(source: str) -> set[str]:
         elif isinstance(node, ast.Import):
             found |= {a.name for a in node.names if a.name.startswith("course")}
     return {name for name in found if module_file(name) is not None}
+
+
+EXERCISE_NAME = re.compile(r"""["'](\d\d\.\w+)["']""")
+
+
+def exercise_names(source: str) -> set[str]:
+    """The exercise and prediction names some source spells out ("02.sgd_step")."""
+    return set(EXERCISE_NAME.findall(source))
+
+
+def modules_defining(names: set[str]) -> set[str]:
+    """The course modules whose source spells out any of these exercise names.
+
+    Why: a notebook reaches its checkers only through `check("02.sgd_step", ...)`, never by an
+    import, yet their PASSED and NOT YET lines are stored outputs; a changed checker makes the
+    notebook stale as surely as a changed import does.
+    """
+    if not names:
+        return set()
+    found = set()
+    for path in COURSE_DIR.rglob("*.py"):
+        if exercise_names(path.read_text(encoding="utf-8")) & names:
+            parts = path.relative_to(COURSE_DIR.parent).with_suffix("").parts
+            found.add(".".join(parts[:-1] if parts[-1] == "__init__" else parts))
+    return found
 
 
 def with_dependencies(modules: set[str]) -> tuple[str, ...]:

@@ -25,7 +25,14 @@ from pathlib import Path
 import nbformat
 from nbclient import NotebookClient
 
-from course.catalog import COURSE_DIR, dependency_files, imported_modules, with_dependencies
+from course.catalog import (
+    COURSE_DIR,
+    dependency_files,
+    exercise_names,
+    imported_modules,
+    modules_defining,
+    with_dependencies,
+)
 
 ROOT = Path(__file__).resolve().parents[1]
 NOTEBOOKS = ROOT / "notebooks"
@@ -41,6 +48,7 @@ def digests(nb: nbformat.NotebookNode) -> dict[str, str]:
     modules: set[str] = set()
     for source in code:
         modules |= imported_modules(source)
+    modules |= modules_defining(set().union(*map(exercise_names, code)))
     found = {CELLS: _digest("\n\x00\n".join(code).encode())}
     for path in dependency_files(with_dependencies(modules)):
         found[path.relative_to(COURSE_DIR.parent).as_posix()] = _digest(path.read_bytes())

@@ -12,9 +12,11 @@ from course.catalog import (
     LESSONS,
     code_packages,
     dependency_files,
+    exercise_names,
     imported_modules,
     lesson,
     module_file,
+    modules_defining,
     python_source,
     readme_table,
     with_dependencies,
@@ -105,3 +107,11 @@ def test_the_course_map_says_where_a_lesson_goes_not_what_it_finds(entry):
     shown = entry.preview_question.lower()
     assert not [word for word in FINDINGS if word in shown], entry.preview_question
     assert shown.endswith("?")
+
+
+def test_a_notebooks_checkers_count_among_what_its_outputs_depend_on():
+    names = exercise_names('check("02.sgd_step", sgd_step)\npredict("02.zero_pattern", c)')
+    assert names == {"02.sgd_step", "02.zero_pattern"}
+    defining = modules_defining(names)
+    assert any(name.startswith("course.isolation.exercises") for name in defining)
+    assert modules_defining(set()) == set()
