@@ -34,15 +34,35 @@ def test_compiler_is_found_here():
     assert compiler_status().ok, compiler_status().message()
 
 
+# An edited naive kernel (2 * v), alone in its file: it compiles in half the time of the shipped
+# file's four kernels, and re-registering one op is what the test is about.
+EDITED_NAIVE = """
+#include <ATen/Dispatch.h>
+#include <ATen/core/Tensor.h>
+#include <torch/library.h>
+
+namespace {
+at::Tensor& addcmul_naive_(at::Tensor& self, const at::Tensor& t1, const at::Tensor& t2,
+                           const at::Scalar& value) {
+  AT_DISPATCH_FLOATING_TYPES(self.scalar_type(), "addcmul_naive_", [&] {
+    scalar_t* out = self.data_ptr<scalar_t>();
+    const scalar_t* a = t1.const_data_ptr<scalar_t>();
+    const scalar_t* b = t2.const_data_ptr<scalar_t>();
+    const scalar_t v = value.to<scalar_t>();
+    for (int64_t i = 0; i < self.numel(); ++i) out[i] += 2 * v * a[i] * b[i];
+  });
+  return self;
+}
+}  // namespace
+
+TORCH_LIBRARY_IMPL(course_kernels, CPU, m) { m.impl("addcmul_naive_", TORCH_FN(addcmul_naive_)); }
+"""
+
+
 @pytest.mark.compile
 def test_an_edited_kernel_rebuilds_in_the_same_process(tmp_path):
     """The FIELD_NOTES pitfall: a rebuilt extension must re-register, not abort the process."""
-    edited = (
-        sources()[0]
-        .read_text()
-        .replace("out[i] += v * a[i] * b[i];", "out[i] += 2 * v * a[i] * b[i];")
-    )
-    (tmp_path / "addcmul_kernels.cpp").write_text(edited)
+    (tmp_path / "addcmul_kernels.cpp").write_text(EDITED_NAIVE)
     script = textwrap.dedent(f"""
         import torch
         from course.kernels.cpp import load, op
