@@ -300,11 +300,22 @@ def _times(spread: Spread) -> str:
 
 def summary_line(run: BenchRun, kernel: str = "tiled", layout: str = "transposed") -> str:
     """One line: how much faster than native `kernel` is at the largest size, the middle half
-    of the rounds in brackets, and its share of the memory reference's bandwidth."""
+    of the rounds in brackets, and its share of the memory reference's bandwidth ("in cache"
+    when above 1 because the data fit in the last-level cache)."""
     t = run.get(kernel, layout)
     frac = "flagged" if t.bandwidth_fraction is None else f"{t.bandwidth_fraction:.2f}"
+    if t.note.startswith("fits"):
+        frac += " in cache"
     versus = _times(t.ratio_to_native)
-    return f"{kernel} kernel, {layout}, {t.numel:,} elements: {versus}, BW frac {frac}"
+    return f"{kernel} kernel, {layout}, {_size(t.numel)} elements: {versus}, BW frac {frac}"
+
+
+def _size(numel: int) -> str:
+    """16M, 64K (binary prefixes: the benchmark's sizes are powers of two)."""
+    for shift, prefix in ((20, "M"), (10, "K")):
+        if numel % (1 << shift) == 0:
+            return f"{numel >> shift}{prefix}"
+    return f"{numel:,}"
 
 
 def method_line(run: BenchRun) -> str:

@@ -4,6 +4,7 @@ bandwidth fraction, the summary line. No timing is asserted: only how the number
 from __future__ import annotations
 
 import time
+from dataclasses import replace
 
 import pytest
 import torch
@@ -90,7 +91,7 @@ def test_summary_line_reports_the_median_ratio_and_its_range():
     run = BenchRun([tiled], {1 << 24: Spread(1e10, 1e10, 1e10)}, 1, {1 << 24: 15}, None)
     line = summary_line(run)
     assert line == (
-        "tiled kernel, transposed, 16,777,216 elements: 12.5x faster than native [10.0-20.0x], "
+        "tiled kernel, transposed, 16M elements: 12.5x faster than native [10.0-20.0x], "
         "BW frac 0.61"
     )
     assert len(line) < 100  # fits a notebook cell's output
@@ -100,6 +101,11 @@ def test_summary_line_reports_the_median_ratio_and_its_range():
     assert "2 threads, wall time" in method_line(run)
     with pytest.raises(CourseError, match="no timing of the naive kernel"):
         run.get("naive", "transposed")
+    cached = Timing("tiled", "transposed", 3 << 10, (0.1,) * 5, Spread(0.5, 0.4, 0.6), 1.06)
+    cached = replace(cached, note="fits in the last-level cache")
+    assert summary_line(BenchRun([cached], {}, 1, {3 << 10: 99}, None)).endswith(
+        "3K elements: 2.0x faster than native [1.7-2.5x], BW frac 1.06 in cache"
+    )
 
 
 def test_one_thread_is_timed_by_its_cpu_clock():
