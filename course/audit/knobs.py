@@ -35,7 +35,7 @@ INPUTS = {
     "broadcast": "each tensor operand is one row, which the op broadcasts to the output",
     "aliased": "the output itself is passed as every operand of its shape and dtype",
 }
-MAX_ELEMENTS = 1 << 22  # 4M elements per tensor: large enough for a size bug, bounded for a typo
+MAX_AUDIT_ELEMENTS = 1 << 22  # 4M per tensor: large enough for a size bug, bounded for a typo
 MAX_SCALARS = 8
 
 
@@ -51,7 +51,7 @@ class Knobs:
     def of(cls, shape: object = None, scalars: object = None, inputs: object = "fresh") -> Knobs:
         """Knobs from a learner's values, each checked with a message naming what is allowed."""
         if shape is not None:
-            shape = require_shape("shape", shape, max_elements=MAX_ELEMENTS)
+            shape = require_shape("shape", shape, max_elements=MAX_AUDIT_ELEMENTS)
             if not shape:
                 raise CourseError("shape=(): give at least one dimension, e.g. shape=(300, 70)")
         if scalars is not None:

@@ -35,7 +35,7 @@ KINDS = (
     "expanded",
     "any",
 )
-MAX_DIMS = 5  # more than the three dims a learner might name one by one
+MAX_HIDDEN_DIMS = 5  # more than the three dims a learner might name one by one
 SCALAR_KINDS = ("contiguous", "storage-offset")  # all a 0-dim layout can be
 
 
@@ -76,7 +76,7 @@ def random_layout(rng: random.Random, kind: str, ndim: int) -> Layout:
 
 
 def random_layouts(
-    count: int = 300, seed: int = 0, ndims: tuple[int, int] = (1, MAX_DIMS), kinds=KINDS
+    count: int = 300, seed: int = 0, ndims: tuple[int, int] = (1, MAX_HIDDEN_DIMS), kinds=KINDS
 ) -> list[Layout]:
     """`count` distinct random layouts (a private generator: the global RNG is untouched)."""
     rng = random.Random(seed)
@@ -124,7 +124,7 @@ class Raised(str):
 def address_cases(seed: int = 1) -> tuple[Case, ...]:
     """address(index, stride, offset): one random element of each non-empty layout (0-5 dims)."""
     rng, cases = random.Random(seed), []
-    for layout in random_layouts(seed=seed, ndims=(0, MAX_DIMS)):
+    for layout in random_layouts(seed=seed, ndims=(0, MAX_HIDDEN_DIMS)):
         if not layout.numel:
             continue
         index = tuple(rng.randrange(size) for size in layout.shape)
@@ -139,7 +139,7 @@ def contiguity_cases(seed: int = 2) -> tuple[Case, ...]:
     """is_contiguous(shape, stride), as torch's Tensor.is_contiguous() answers it (0-5 dims)."""
     return tuple(
         Case(layout, (layout.shape, layout.stride), layout.tensor().is_contiguous(), str(layout))
-        for layout in random_layouts(seed=seed, ndims=(0, MAX_DIMS))
+        for layout in random_layouts(seed=seed, ndims=(0, MAX_HIDDEN_DIMS))
     )
 
 
@@ -179,7 +179,7 @@ def step_slice_cases(seed: int = 4) -> tuple[Case, ...]:
 def permute_cases(seed: int = 5) -> tuple[Case, ...]:
     """x.permute(dims) for a random order of the dims (2-5 dims)."""
     rng, cases = random.Random(seed), []
-    for layout in random_layouts(count=150, seed=seed, ndims=(2, MAX_DIMS)):
+    for layout in random_layouts(count=150, seed=seed, ndims=(2, MAX_HIDDEN_DIMS)):
         dims = tuple(rng.sample(range(len(layout.shape)), len(layout.shape)))
         args = (layout.shape, layout.stride, layout.offset, dims)
         cases.append(
