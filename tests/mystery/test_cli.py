@@ -1,15 +1,12 @@
-"""`python -m course mystery` (one case, or a room's deal with its key) and the hints."""
+"""`python -m course mystery`: one case, or a room's deal with its key."""
 
 from __future__ import annotations
 
 import pytest
 
-from course.errors import CourseError
-from course.mystery import OPS, cli
+from course.mystery import cli
 from course.mystery.case import measured
 from course.mystery.cli import deal
-from course.mystery.conditions import CONDITIONS
-from course.mystery.hints import STEPS, hint_text
 
 
 def test_with_a_seed_it_prints_that_cases_brief_and_runs_it(capsys):
@@ -51,12 +48,3 @@ def test_a_deal_hands_out_distinct_cases_and_keeps_the_key_apart(capsys, monkeyp
 def test_bad_arguments_are_one_clear_line(capsys, argv, says):
     assert cli(argv) == 2
     assert capsys.readouterr().err.startswith(says)
-
-
-def test_hints_point_to_methods_never_to_an_answer():
-    for step in STEPS:
-        words = set(step.replace("(", " ").replace(")", " ").replace(",", " ").split())
-        assert not words & set(OPS) and not words & (set(CONDITIONS) - {"foreach"}), step
-    assert hint_text(1).startswith(f"Hint 1/{len(STEPS)}")
-    with pytest.raises(CourseError):
-        hint_text(0)
