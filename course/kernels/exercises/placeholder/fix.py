@@ -10,7 +10,10 @@ plateau run is redone with the kernel installed: the encoder must train.
 from __future__ import annotations
 
 import inspect
+import sys
 from collections.abc import Callable
+from types import FrameType
+from typing import Any
 
 import torch
 
@@ -54,6 +57,36 @@ BYPASS = (
 
 
 COURSE_KERNELS = (emps.gather_compute_scatter, emps.output_placeholder)  # answers, not yours
+_COURSE_CODES = {kernel.__code__: kernel.__name__ for kernel in COURSE_KERNELS}
+BORROWED = (
+    "your kernel called the course's own working kernel, emps.{name}, to do the work: the fix "
+    "must do the gather, compute and scatter itself (a contiguous temporary, the graph run on "
+    "placeholders, the copy back into call.output), not hand the call to the course's fixed "
+    "kernel"
+)
+
+
+def noting_course_kernels(kernel: Callable, used: list[str]) -> Callable:
+    """`kernel`, noting into `used` each course kernel it calls, however it was imported: a
+    fix that forwards the call to emps.gather_compute_scatter is right everywhere and teaches
+    nothing. Watched with the profiler hook (chained to any previous one) only while it runs."""
+
+    def watched(call: emps.KernelCall) -> None:
+        previous = sys.getprofile()
+
+        def profile(frame: FrameType, event: str, arg: Any) -> None:
+            if event == "call" and frame.f_code in _COURSE_CODES:
+                used.append(_COURSE_CODES[frame.f_code])
+            if previous is not None:
+                previous(frame, event, arg)
+
+        sys.setprofile(profile)
+        try:
+            kernel(call)
+        finally:
+            sys.setprofile(previous)
+
+    return watched
 
 
 def fix_variants() -> list[tuple[str, str, float, torch.Tensor]]:
@@ -154,9 +187,12 @@ def check_fix(kernel) -> Verdict:
             f"emps.{kernel.__name__}",
             "your own kernel",
         )
-    verdict = check_kernel_layouts(kernel)
-    if verdict is not None:
+    used: list[str] = []
+    verdict = check_kernel_layouts(noting_course_kernels(kernel, used))
+    if verdict is not None:  # a wrong value is the first cause, whoever computed it
         return verdict
+    if used:
+        return failed(BORROWED.format(name=used[0]), f"emps.{used[0]}(call)", "your own kernel")
     backend = private_backend(under_contract(kernel, KernelNotes()))
     summary = run(backend=backend, steps=CHECK_STEPS, progress=None).summary()
     if summary["encoder_frozen"]:
@@ -242,6 +278,13 @@ def _addcmul_only():
     return my_kernel
 
 
+def _forwards_to_the_course():
+    def my_kernel(call):
+        emps.gather_compute_scatter(call)  # the course's fixed kernel, called, not written
+
+    return my_kernel
+
+
 def _rebind(call, temporary):
     call.output = temporary
 
@@ -279,6 +322,7 @@ register(
             _addcmul_only,
             lambda: _fix_variant(_matrix_temporary),
             lambda: emps.gather_compute_scatter,
+            _forwards_to_the_course,
         ),
     )
 )

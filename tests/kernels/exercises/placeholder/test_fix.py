@@ -23,6 +23,7 @@ CAUSES = {
         "serves addcmul_ and addcdiv_",  # fixes addcmul only
         "permuted 3-d",  # a temporary for matrices only
         "the course's own working kernel",  # emps.gather_compute_scatter passed as the answer
+        "do the gather, compute and scatter itself",  # calls it inside its own kernel
     ),
 }
 
@@ -40,6 +41,17 @@ def test_the_course_kernels_are_refused_and_the_same_pattern_written_out_passes(
             call.run_graph(output, [call.placeholder(t) for t in call.inputs])
 
     assert check("06.fix_addcmul", my_kernel).passed
+
+
+def test_a_course_kernel_called_inside_is_noticed_however_imported():
+    from course.emps.mps_kernels import output_placeholder as imported
+
+    def my_kernel(call):
+        imported(call)
+
+    verdict = check("06.fix_addcmul", my_kernel)
+    assert not verdict.passed and "emps.output_placeholder" in verdict.message
+    assert "do the gather, compute and scatter itself" in verdict.message
 
 
 def test_hidden_calls_vary_everything_the_prompt_names():
