@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import sys
 
 import nbformat
 import pytest
@@ -10,6 +11,7 @@ import torch
 from nbclient import NotebookClient
 
 from course import exercises, journal
+from course.adam import scratch
 from course.errors import CourseError
 from tests.known_failures import listed
 
@@ -357,3 +359,26 @@ def test_a_name_is_a_prediction_or_an_exercise_never_both(coin, monkeypatch):
 def test_instructor_mode_reveals_without_a_prediction(coin, monkeypatch):
     monkeypatch.setitem(exercises._INSTRUCTOR, "on", True)
     assert "(instructor mode) the experiment says 'heads'" in exercises.reveal("99.coin")
+
+
+def test_a_ready_made_function_is_seen_through_a_wrapper_and_the_hook_is_restored():
+    before = sys.getprofile()
+    param, grad = torch.zeros(3), torch.ones(3)
+    with exercises.ready_made({"adam": scratch.adam_step}) as used:
+        (lambda: scratch.adam_step(param, grad, {}))()
+    assert used == ["adam"] and sys.getprofile() is before
+    with exercises.ready_made({"adam": scratch.adam_step}) as used:
+        param.add_(1)
+    assert used == []
+
+
+def test_ready_made_keeps_an_earlier_profile_hook_informed():
+    calls: list[str] = []
+    earlier = lambda frame, event, arg: calls.append(event)  # noqa: E731
+    sys.setprofile(earlier)
+    try:
+        with exercises.ready_made({"adam": scratch.adam_step}) as used:
+            scratch.adam_step(torch.zeros(2), torch.ones(2), {})
+        assert used == ["adam"] and "call" in calls and sys.getprofile() is earlier
+    finally:
+        sys.setprofile(None)

@@ -1,20 +1,16 @@
 """What notebook 03's checkers share: seeing how the learner's code ran, not only what it said.
 
-Two watches. `ready_made` names a ready-made answer running inside the learner's function (the
-course's own Adam step or op-isolation experiment, torch's Adam): wrapped in a function of the
-learner's, it passes every comparison and teaches nothing, so the checker must recognise it
-however it was wrapped. `OpWatch` logs every call of one of Adam's four in-place ops, with the
-device, the active profile and the layouts of its output and inputs, so a checker can tell an
-experiment that measured from one that answered from memory, ran on the CPU, or never varied
-the layout it claims to test.
+Two watches. `course.exercises.ready_made` names a ready-made answer running inside the
+learner's function (the course's own Adam step or op-isolation experiment, torch's Adam):
+wrapped in a function of the learner's, it passes every comparison and teaches nothing, so the
+checker must recognise it however it was wrapped. `OpWatch` logs every call of one of Adam's
+four in-place ops, with the device, the active profile and the layouts of its output and inputs,
+so a checker can tell an experiment that measured from one that answered from memory, ran on the
+CPU, or never varied the layout it claims to test.
 """
 
 from __future__ import annotations
 
-import contextlib
-import inspect
-import sys
-from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 
 import torch
@@ -27,27 +23,6 @@ from course.layout.named import has_layout
 # The layouts an isolation case can ask for (2-D, and each one a possible output).
 CASE_LAYOUTS = ("contiguous", "transposed", "step-sliced", "storage-offset")
 EMULATED = torch.device(emps.DEVICE).type  # "emps": an OpCall's device
-
-
-@contextlib.contextmanager
-def ready_made(functions: Mapping[str, Callable]) -> Iterator[list[str]]:
-    """The names (keys of `functions`) of those called inside the block, in call order.
-
-    A profile hook (sys.setprofile, as a profiler uses) sees every Python call, so a helper
-    wrapped in a lambda or a function of the learner's is seen too."""
-    codes = {inspect.unwrap(function).__code__: name for name, function in functions.items()}
-    seen: list[str] = []
-
-    def hook(frame, event, arg) -> None:
-        if event == "call" and frame.f_code in codes:
-            seen.append(codes[frame.f_code])
-
-    previous = sys.getprofile()
-    sys.setprofile(hook)
-    try:
-        yield seen
-    finally:
-        sys.setprofile(previous)
 
 
 @dataclass(frozen=True)

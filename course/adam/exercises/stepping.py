@@ -18,9 +18,8 @@ import torch
 import torch.optim.adam as torch_adam
 
 from course.adam import scratch
-from course.adam.exercises.common import ready_made
 from course.adam.scratch import STATE_KEYS, State, bias_corrections
-from course.exercises import Exercise, Verdict, failed, is_scaffold, passed, register
+from course.exercises import Exercise, Verdict, failed, is_scaffold, passed, ready_made, register
 from course.layout.named import laid_out
 
 DEFAULT_BETAS = (0.9, 0.999)  # torch.optim.Adam's, which a learner may type instead of `betas`

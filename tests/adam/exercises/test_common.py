@@ -2,25 +2,11 @@
 
 from __future__ import annotations
 
-import sys
-
 import torch
 
 from course import emps
-from course.adam import scratch
-from course.adam.exercises.common import OpWatch, layouts, ready_made
+from course.adam.exercises.common import OpWatch, layouts
 from course.layout.named import laid_out
-
-
-def test_a_ready_made_function_is_seen_through_a_wrapper_and_the_hook_is_restored():
-    before = sys.getprofile()
-    param, grad = torch.zeros(3), torch.ones(3)
-    with ready_made({"adam": scratch.adam_step}) as used:
-        (lambda: scratch.adam_step(param, grad, {}))()
-    assert used == ["adam"] and sys.getprofile() is before
-    with ready_made({"adam": scratch.adam_step}) as used:
-        param.add_(1)
-    assert used == []
 
 
 def test_an_op_call_records_device_profile_layouts_and_a_zero_start():

@@ -10,16 +10,22 @@ plateau run is redone with the kernel installed: the encoder must train.
 from __future__ import annotations
 
 import inspect
-import sys
 from collections.abc import Callable
-from types import FrameType
-from typing import Any
 
 import torch
 
 from course import emps
 from course.emps.mps_kernels import same_bits
-from course.exercises import Exercise, Verdict, failed, is_scaffold, not_attempted, passed, register
+from course.exercises import (
+    Exercise,
+    Verdict,
+    failed,
+    is_scaffold,
+    not_attempted,
+    passed,
+    ready_made,
+    register,
+)
 from course.kernels.contract import KernelNotes, under_contract
 from course.kernels.exercises.placeholder.outputs import described, head, hidden_output
 from course.kernels.placeholder_lab import CHECK_STEPS, private_backend, run_addc
@@ -57,7 +63,6 @@ BYPASS = (
 
 
 COURSE_KERNELS = (emps.gather_compute_scatter, emps.output_placeholder)  # answers, not yours
-_COURSE_CODES = {kernel.__code__: kernel.__name__ for kernel in COURSE_KERNELS}
 BORROWED = (
     "your kernel called the course's own working kernel, emps.{name}, to do the work: the fix "
     "must do the gather, compute and scatter itself (a contiguous temporary, the graph run on "
@@ -72,19 +77,9 @@ def noting_course_kernels(kernel: Callable, used: list[str]) -> Callable:
     nothing. Watched with the profiler hook (chained to any previous one) only while it runs."""
 
     def watched(call: emps.KernelCall) -> None:
-        previous = sys.getprofile()
-
-        def profile(frame: FrameType, event: str, arg: Any) -> None:
-            if event == "call" and frame.f_code in _COURSE_CODES:
-                used.append(_COURSE_CODES[frame.f_code])
-            if previous is not None:
-                previous(frame, event, arg)
-
-        sys.setprofile(profile)
-        try:
+        with ready_made({kernel.__name__: kernel for kernel in COURSE_KERNELS}) as seen:
             kernel(call)
-        finally:
-            sys.setprofile(previous)
+        used.extend(seen)
 
     return watched
 
