@@ -129,6 +129,7 @@ class Panel(widgets.VBox):
         self.status = widgets.HTML()
         self.error = ""
         self._noted = False  # whether self.message holds a note (not an error)
+        self._repeats = 0  # presses in a row with the settings of the last run
         self.figure: Figure | None = None
         self.button: widgets.Button | None = None
         self._last_run: dict[str, object] | None = None
@@ -163,12 +164,17 @@ class Panel(widgets.VBox):
         return f"Interactive widget ({names}): run this cell in JupyterLab to use it."
 
     def click(self) -> None:
-        """What the button does: run, unless nothing changed since the last successful run."""
+        """What the button does: run, unless nothing changed since the last successful run.
+
+        A repeat says so, and counts the presses, so every press changes what the panel shows
+        (a second press on an unchanged note would look ignored)."""
         with self._drawing:
             if self._last_run is not None and self._last_run == self.values() and not self.error:
+                self._repeats += 1
+                count = f" (pressed {self._repeats} times)" if self._repeats > 1 else ""
                 self._note(
                     "Same settings as the last run: the result below is already theirs. "
-                    "Change a setting, then run again."
+                    f"Change a setting, then run again.{count}"
                 )
                 return
             self.redraw()
@@ -179,6 +185,7 @@ class Panel(widgets.VBox):
 
     def _drop_note(self) -> None:
         """A control changed: a note about the settings shown no longer applies (errors stay)."""
+        self._repeats = 0
         if self._noted:
             self._note("")
 

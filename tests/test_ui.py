@@ -209,3 +209,61 @@ def test_a_double_click_on_two_kernel_threads_runs_once_then_says_it_is_a_repeat
     for click in clicks:
         click.join()
     assert calls == [1, 2] and "Same settings" in panel.message.value
+
+
+def _sent_values(widget: widgets.Widget) -> list[str]:
+    """Every `value` the widget sends to the page from now on (its comm's update messages)."""
+    sent: list[str] = []
+    send = widget.comm.send
+
+    def record(data=None, metadata=None, buffers=None):
+        if "value" in (data or {}).get("state", {}):
+            sent.append(data["state"]["value"])
+        send(data=data, metadata=metadata, buffers=buffers)
+
+    widget.comm.send = record
+    return sent
+
+
+def test_the_status_reaches_the_page_before_any_slow_work_starts():
+    """Issue 27's 200 ms: what matters is the message the page gets, not the trait, so the status
+    must be *sent* before the draw function starts its slow work, whether the page changes a
+    value (a redraw) or clicks Run; a `working` label is sent before its block runs. The page's
+    own messages are replayed through the widgets' message handlers, as the kernel does."""
+    sent_when: dict[str, list[str]] = {}
+    statuses: list[str] = []  # the panel being driven's, once it is built
+
+    def draw(n: int, panel: Panel) -> Drawing:
+        sent_when.setdefault(f"draw {n}", list(statuses))
+        with panel.working(f"Training {n} ..."):
+            sent_when.setdefault(f"block {n}", list(statuses))
+        return Drawing(html=f"<p>{n}</p>")
+
+    auto = Panel({"n": widgets.IntSlider(value=1, description="n")}, draw)
+    statuses = _sent_values(auto.status)
+    update = {"method": "update", "state": {"value": 2}, "buffer_paths": []}
+    auto.controls["n"]._handle_msg({"content": {"data": update}, "buffers": []})
+    assert any(BUSY in s for s in sent_when["draw 2"])
+    assert any("Training 2" in s for s in sent_when["block 2"])
+
+    run = Panel({"n": widgets.IntText(value=3, description="n")}, draw, button="Run")
+    statuses = _sent_values(run.status)
+    run.controls["n"].value = 4
+    assert statuses == []  # a button panel waits for the click
+    click = {"method": "custom", "content": {"event": "click"}}
+    run.button._handle_msg({"content": {"data": click}, "buffers": []})
+    assert any(BUSY in s for s in sent_when["draw 4"]) and statuses[-1] == ""
+
+
+def test_every_press_with_unchanged_settings_changes_the_note():
+    """A second press on an unchanged note would look ignored: the note counts the presses."""
+    panel, calls = _panel(button="Run")
+    notes = []
+    for _ in range(3):
+        panel.button.click()
+        notes.append(panel.message.value)
+    assert calls == [1] and len(set(notes)) == 3 and "pressed 3 times" in notes[-1]
+    panel.controls["n"].value = 2
+    panel.controls["n"].value = 1  # back to the settings shown: a new count
+    panel.button.click()
+    assert "Same settings" in panel.message.value and "pressed" not in panel.message.value
