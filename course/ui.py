@@ -15,6 +15,11 @@ drawing (made once the panel is built), so no widget needs to smuggle the panel 
 callback. A repeated click with unchanged settings says so instead of silently doing nothing.
 Figures are sized and rendered by `course.figures` (matplotlib only); this module is the
 ipywidgets half.
+
+Accessible by design: every control must carry a `description` (the label a screen reader
+reads; Panel refuses one without), a panel's figure has alt text (`Drawing.alt`, else one
+written from the figure's own titles, axis labels and legend), and sliders' handles are named
+after their labels (`_SLIDER_NAMES`: ipywidgets leaves them nameless).
 """
 
 from __future__ import annotations
@@ -27,6 +32,7 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 
 import ipywidgets as widgets
+import traitlets
 from matplotlib.figure import Figure
 
 from course.errors import CourseError
@@ -39,12 +45,38 @@ class Drawing:
 
     `note` is a passing remark about this drawing ("run #1 already used these settings"): the
     panel shows it above the figure and drops it as soon as a control changes, where it would
-    describe settings no longer shown.
+    describe settings no longer shown. `alt` says what the figure shows, for a learner who
+    cannot see it; left empty, `figure_alt` writes it from the figure's own words.
     """
 
     figure: Figure | None = None
     html: str = ""
     note: str = ""
+    alt: str = ""
+
+
+MAX_ALT = 400  # characters: alt text is read aloud in one go, a summary and not the data
+
+
+def figure_alt(fig: Figure) -> str:
+    """The figure in words, from its own: each plot's title, axis labels and legend entries, or,
+    for a diagram (axes off), the text written on it. For example "Figure. 'Loss per run': x
+    axis step; y axis loss; series #1, #2". A draw function that knows better passes
+    `Drawing.alt`."""
+    parts = [f"Figure: {fig.get_suptitle()}" if fig.get_suptitle() else "Figure"]
+    for ax in fig.axes:
+        labels = (("x", ax.get_xlabel()), ("y", ax.get_ylabel()))
+        said = [f"{axis} axis {label}" for axis, label in labels if label and ax.axison]
+        legend = ax.get_legend()
+        if legend and legend.get_texts():
+            said.append("series " + ", ".join(t.get_text() for t in legend.get_texts()))
+        written = [t.get_text() for t in ax.texts if t.get_text().strip()]
+        if written and not ax.axison:
+            said.append("reading " + "; ".join(written))
+        name = f"'{ax.get_title()}'" if ax.get_title() else ("a plot" if ax.axison else "a diagram")
+        parts.append(name + (": " + "; ".join(said) if said else ""))
+    text = " ".join(". ".join(parts).split())  # titles on two lines read as one
+    return text if len(text) <= MAX_ALT else text[: MAX_ALT - 3] + "..."
 
 
 def message_html(text: str, kind: str = "error") -> str:
@@ -96,6 +128,40 @@ SLIDERS = (
 )
 BUSY = "Updating ..."  # the status while a panel draws, so no interaction looks ignored
 
+# ipywidgets 8 draws a slider with noUiSlider and passes it no handle attributes, so the handle a
+# screen reader lands on (role "slider") has no name, nor has the editable readout beside it.
+# This script names both after the slider's own label, and again whenever the panel's DOM
+# changes (a view drawn late, a readout updated). It runs from a hidden image whose empty data:
+# source fails at once (nothing is requested): an HTML widget's <script> never runs.
+_NAME_SLIDERS_JS = """
+const image = this;
+const set = (el, key, value) => el && el.getAttribute(key) !== value && el.setAttribute(key, value);
+const name = (panel) => panel.querySelectorAll('.widget-slider').forEach((slider) => {
+  const label = slider.querySelector('.widget-label')?.textContent.trim();
+  if (!label) return;
+  slider.querySelectorAll('.noUi-handle').forEach((handle) => set(handle, 'aria-label', label));
+  const readout = slider.querySelector('.widget-readout');
+  set(readout, 'role', 'textbox');
+  set(readout, 'aria-label', label + ' value');
+});
+const start = (tries) => {
+  const panel = image.closest('.course-panel');
+  if (!panel) return tries && setTimeout(() => start(tries - 1), 100);
+  name(panel);
+  new MutationObserver(() => name(panel)).observe(panel, {childList: true, subtree: true});
+};
+start(50);
+"""
+SLIDER_NAMES = f'<img src="data:," alt="" hidden onerror="{html.escape(_NAME_SLIDERS_JS)}">'
+
+
+class FigureImage(widgets.Image):
+    """A panel's figure. Its `tooltip` becomes the <img>'s title, the name a screen reader reads
+    for it (an Image has no alt). ipywidgets 8.1's view reads the widget's `description` before
+    it sets a tooltip and fails on an Image, which has none: this one syncs an empty one."""
+
+    description = traitlets.Unicode("").tag(sync=True)
+
 
 class Panel(widgets.VBox):
     """Controls on top, a figure and a text area below; redraws whenever a control changes.
@@ -120,10 +186,11 @@ class Panel(widgets.VBox):
         self._gets_panel = "panel" in inspect.signature(draw).parameters
         if "panel" in self.controls:
             raise ValueError("a control may not be named 'panel': draw functions receive the panel")
+        _require_labels(self.controls)
         # natural size (flex-start), not stretched to the notebook's width and blurred; no margin,
         # which beside max-width 100% pushed a full-width figure 4 px past the cell (a scrollbar)
         natural = widgets.Layout(max_width="100%", align_self="flex-start", margin="0")
-        self.image = widgets.Image(format="png", layout=natural)
+        self.image = FigureImage(format="png", layout=natural)
         self.text = widgets.HTML()
         self.message = widgets.HTML()
         self.status = widgets.HTML()
@@ -151,9 +218,11 @@ class Panel(widgets.VBox):
             row.append(run)
             for control in self.controls.values():
                 control.observe(lambda _change: self._drop_note(), names="value")
+        namer = [widgets.HTML(SLIDER_NAMES)] if any(isinstance(c, SLIDERS) for c in row) else []
         super().__init__(
             header
             + [widgets.HBox(row, layout=widgets.Layout(flex_flow="row wrap"))]
+            + namer
             + [self.status, self.message, self.image, self.text]
         )
         self.add_class("course-panel")  # the browser tests find every panel by this class
@@ -249,8 +318,11 @@ class Panel(widgets.VBox):
         self._note(drawing.note)
         self._last_run = self.values()
         self.figure = drawing.figure
-        self.image.value = figure_png(drawing.figure) if drawing.figure is not None else b""
-        self.image.layout.display = None if drawing.figure is not None else "none"
+        shown = drawing.figure is not None
+        self.image.value = figure_png(drawing.figure) if shown else b""
+        self.image.layout.display = None if shown else "none"
+        # the <img>'s title: the name a screen reader reads for the figure
+        self.image.tooltip = (drawing.alt or figure_alt(drawing.figure)) if shown else None
         self.text.value = drawing.html
 
     def _show_error(self, text: str) -> None:
@@ -261,8 +333,22 @@ class Panel(widgets.VBox):
         self.figure = None
         self.image.value = b""
         self.image.layout.display = "none"
+        self.image.tooltip = None
         self.text.value = ""
         self._last_run = None
+
+
+def _require_labels(controls: Mapping[str, widgets.ValueWidget]) -> None:
+    """Every control needs a description: it is the label shown beside it and the name a screen
+    reader reads (ipywidgets ties it to the input), so an unlabelled control is refused here."""
+    unlabelled = [
+        name for name, c in controls.items() if not str(getattr(c, "description", "") or "").strip()
+    ]
+    if unlabelled:
+        raise ValueError(
+            f"controls {unlabelled} have no description; give each one (the label a screen "
+            "reader reads for it)"
+        )
 
 
 def widget_check() -> Panel:

@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+import ast
+import importlib
 import re
+from pathlib import Path
 
 import ipywidgets as widgets
 import pytest
 
 from course.errors import CourseError
 from course.figures import fitted_figure
-from course.ui import BUSY, Drawing, Panel, html_table, widget_check
+from course.ui import BUSY, SLIDER_NAMES, Drawing, Panel, figure_alt, html_table, widget_check
 
 
 def _panel(button: str | None = None) -> tuple[Panel, list[int]]:
@@ -25,7 +28,7 @@ def _panel(button: str | None = None) -> tuple[Panel, list[int]]:
         fig.add_subplot().plot(range(n + 1))
         return Drawing(fig, f"<p>n is {n}</p>")
 
-    return Panel({"n": widgets.IntText(value=1)}, draw, button=button), calls
+    return Panel({"n": widgets.IntText(value=1, description="n")}, draw, button=button), calls
 
 
 def test_setting_a_value_redraws():
@@ -94,7 +97,7 @@ def test_a_draw_function_that_asks_for_its_panel_gets_it_from_the_first_drawing(
             seen.append((panel.controls["n"].disabled, panel.status.value))
         return Drawing(html=f"<p>{n}</p>")
 
-    panel = Panel({"n": widgets.IntText(value=1)}, draw, button="Run")
+    panel = Panel({"n": widgets.IntText(value=1, description="n")}, draw, button="Run")
     assert len(seen) == 1 and seen[0][0] and "working: 1/2" in seen[0][1]
     assert panel.error == "" and panel.text.value == "<p>1</p>" and panel.status.value == ""
     panel.controls["n"].value = 2
@@ -143,7 +146,7 @@ def test_every_redraw_says_so_before_drawing_and_rendering(monkeypatch):
         return b"png"
 
     monkeypatch.setattr(course.ui, "figure_png", render)
-    panel = Panel({"n": widgets.IntSlider(value=1)}, draw)
+    panel = Panel({"n": widgets.IntSlider(value=1, description="n")}, draw)
     seen.clear()
     panel.controls["n"].value = 2
     assert len(seen) == 2 and all(BUSY in status for status in seen)
@@ -151,9 +154,13 @@ def test_every_redraw_says_so_before_drawing_and_rendering(monkeypatch):
 
 
 def test_sliders_report_once_released_other_controls_as_they_were():
-    text = widgets.Text(value="a")
+    text = widgets.Text(value="a", description="t")
     panel = Panel(
-        {"n": widgets.IntSlider(value=1), "r": widgets.FloatRangeSlider(), "t": text},
+        {
+            "n": widgets.IntSlider(value=1, description="n"),
+            "r": widgets.FloatRangeSlider(description="r"),
+            "t": text,
+        },
         lambda n, r, t: Drawing(),
     )
     assert not panel.controls["n"].continuous_update
@@ -167,7 +174,7 @@ def test_a_note_goes_when_a_setting_changes_an_error_stays():
             raise CourseError(f"n={n} is out of range")
         return Drawing(html=f"<p>{n}</p>", note=f"{n} was seen before")
 
-    panel = Panel({"n": widgets.IntText(value=1)}, draw, button="Run")
+    panel = Panel({"n": widgets.IntText(value=1, description="n")}, draw, button="Run")
     assert "1 was seen before" in panel.message.value
     panel.controls["n"].value = 2
     assert panel.message.value == ""
@@ -201,7 +208,7 @@ def test_a_double_click_on_two_kernel_threads_runs_once_then_says_it_is_a_repeat
         time.sleep(0.2)  # a run long enough for the second click to arrive meanwhile
         return Drawing(html=f"<p>{n}</p>")
 
-    panel = Panel({"n": widgets.IntText(value=1)}, draw, button="Run")
+    panel = Panel({"n": widgets.IntText(value=1, description="n")}, draw, button="Run")
     panel.controls["n"].value = 2
     clicks = [threading.Thread(target=panel.button.click) for _ in range(2)]
     for click in clicks:
@@ -209,6 +216,83 @@ def test_a_double_click_on_two_kernel_threads_runs_once_then_says_it_is_a_repeat
     for click in clicks:
         click.join()
     assert calls == [1, 2] and "Same settings" in panel.message.value
+
+
+def test_a_control_without_a_description_is_refused():
+    with pytest.raises(ValueError, match=r"\['k'\] have no description"):
+        Panel({"n": widgets.IntText(description="n"), "k": widgets.Dropdown(options=[1])}, Drawing)
+
+
+def _panel_builders() -> list[str]:
+    """Every public function in course/ that returns a Panel (found in the source, so a new
+    widget is checked without being listed here), as "module:function"."""
+    root = Path(__file__).resolve().parents[1]
+    found = []
+    for path in sorted((root / "course").rglob("*.py")):
+        module = ".".join(path.relative_to(root).with_suffix("").parts)
+        found += [
+            f"{module}:{node.name}"
+            for node in ast.parse(path.read_text()).body
+            if isinstance(node, ast.FunctionDef)
+            and not node.name.startswith("_")
+            and isinstance(node.returns, ast.Name)
+            and node.returns.id == "Panel"
+        ]
+    return found
+
+
+def test_panel_builders_are_found():
+    assert {"course.ui:widget_check", "course.adam.switchboard:switchboard"} <= set(
+        _panel_builders()
+    )
+
+
+@pytest.mark.parametrize("builder", _panel_builders())
+def test_every_control_of_every_course_panel_has_a_label(builder, monkeypatch):
+    """The label is what a screen reader reads for a control (issue 27). Drawing is skipped:
+    only the controls are looked at, and some panels train before their first figure."""
+    monkeypatch.setattr(Panel, "redraw", lambda self: None)
+    module, name = builder.split(":")
+    panel = getattr(importlib.import_module(module), name)()
+    parts = [*panel.controls.items(), *([("button", panel.button)] if panel.button else [])]
+    unlabelled = [key for key, part in parts if not str(part.description).strip()]
+    assert not unlabelled, f"{builder}: {unlabelled} have no description"
+
+
+def test_a_panels_figure_carries_alt_text_and_loses_it_with_the_figure():
+    def draw(n: int) -> Drawing:
+        if n < 0:
+            raise CourseError("negative")
+        fig = fitted_figure(300, 200)
+        ax = fig.add_subplot()
+        ax.plot([0, n], label="loss")
+        ax.set(title="Loss\nper step", xlabel="step", ylabel="loss")
+        ax.legend()
+        return Drawing(fig, alt="the loss falls" if n == 2 else "")
+
+    panel = Panel({"n": widgets.IntText(value=1, description="n")}, draw)
+    assert panel.image.tooltip == "Figure. 'Loss per step': x axis step; y axis loss; series loss"
+    panel.controls["n"].value = 2
+    assert panel.image.tooltip == "the loss falls"
+    panel.controls["n"].value = -1
+    assert panel.image.tooltip is None
+
+
+def test_a_diagrams_alt_text_reads_the_words_on_it():
+    fig = fitted_figure(300, 200)
+    ax = fig.add_subplot()
+    ax.axis("off")
+    ax.text(0, 0, "Python binding")
+    ax.text(0, 1, "CPU kernel")
+    assert figure_alt(fig) == "Figure. a diagram: reading Python binding; CPU kernel"
+
+
+def test_only_a_panel_with_a_slider_names_its_handles():
+    def holds_namer(panel: Panel) -> bool:
+        return any(getattr(c, "value", None) == SLIDER_NAMES for c in panel.children)
+
+    assert holds_namer(widget_check())
+    assert not holds_namer(Panel({"n": widgets.IntText(description="n")}, lambda n: Drawing()))
 
 
 def _sent_values(widget: widgets.Widget) -> list[str]:

@@ -206,6 +206,9 @@ class BrowserReport:
     lab_startup_s: float = 0.0
     notebooks: dict[str, dict] = field(default_factory=dict)  # "notebooks/00_x.ipynb" -> row
     overflows: list[str] = field(default_factory=list)  # every panel found wider than its cell
+    # axe's serious/critical findings in JupyterLab's own interface, per notebook: reported, not
+    # failed on (the course cannot change JupyterLab's markup; its own content is asserted)
+    frame_findings: dict[str, list] = field(default_factory=dict)
 
 
 _REPORT = BrowserReport()
@@ -231,6 +234,25 @@ def pytest_terminal_summary(terminalreporter) -> None:
         )
     for line in _REPORT.overflows:
         write(f"OVERFLOW {line}")
+    _write_frame_findings(write)
+
+
+def _write_frame_findings(write) -> None:
+    """JupyterLab's own accessibility findings: a count per notebook, then each distinct one
+    once (the same toolbar repeats in every notebook)."""
+    if not _REPORT.frame_findings:
+        return
+    write("axe-core, JupyterLab's own interface (serious/critical; not the course's content):")
+    distinct = {}
+    for name, found in _REPORT.frame_findings.items():
+        row = _REPORT.notebooks.get(name, {})
+        course = row.get("accessibility", "?")
+        write(f"  {name}: {len(found)} in JupyterLab's interface, {course} in the course's content")
+        for finding in found:
+            distinct.setdefault((finding.rule, finding.target), finding)
+    for finding in distinct.values():
+        markup = " ".join(finding.html.split())[:100]
+        write(f"  JUPYTERLAB [{finding.impact}] {finding.rule}: {finding.target} -- {markup}")
 
 
 @pytest.fixture(scope="session")

@@ -29,6 +29,10 @@ MAX_OPTIONS = 4  # dropdown options tried per dropdown
 QUIET_S = 1.0  # the kernel idle this long after a click: every queued message has been handled
 FIT_SLACK_PX = 1  # sub-pixel rounding, not an overflow
 ERROR_COLOUR = "rgb(176, 0, 32)"  # course.ui.message_html's error border (#b00020)
+# What the course wrote, inside JupyterLab: rendered markdown, cell outputs (course panels
+# included). Everything else -- menus, toolbars, prompts, the code editor's theme -- is
+# JupyterLab's own interface, which the course cannot change.
+COURSE_CONTENT = ".jp-MarkdownOutput, .jp-OutputArea-output, .course-panel"
 
 # Waits for the opened notebook's kernel to answer kernel_info; resolves to its id.
 _KERNEL_READY_JS = """async (timeoutMs) => {
@@ -263,7 +267,8 @@ def widget_problems(page: Page, expected_views: int) -> list[str]:
     extension JupyterLab shows the text fallback ("Interactive widget (...): run this cell")
     instead, so counting the views against the stored notebook catches a missing extension."""
     problems = []
-    for text in ("Loading widget...", "Error displaying widget"):
+    # the last: ipywidgets' view of a widget whose JavaScript failed (a broken-file icon)
+    for text in ("Loading widget...", "Error displaying widget", "Click to show javascript error"):
         if _outputs_saying(page, text).count():
             problems.append(f"an output shows {text!r}")
     views = page.locator(".jp-OutputArea-output > .jupyter-widgets").count()
@@ -368,6 +373,17 @@ def move_a_control(page: Page, panel: Locator) -> str | None:
     if not tried:
         return None
     raise AssertionError(f"no control changed the panel's figure or text (tried: {tried})")
+
+
+# For each axe target (a CSS selector), whether its element lies inside the course's content.
+_IN_COURSE_JS = """([targets, content]) => targets.map(
+  (t) => !!document.querySelector(t)?.closest(content))"""
+
+
+def in_course_content(page: Page, targets: list[str]) -> dict[str, bool]:
+    """Which of axe's targets are part of the course's content (COURSE_CONTENT)."""
+    inside = page.evaluate(_IN_COURSE_JS, [targets, COURSE_CONTENT])
+    return dict(zip(targets, inside, strict=True))
 
 
 def screenshot_name(notebook: str) -> str:

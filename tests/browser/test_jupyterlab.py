@@ -9,6 +9,9 @@ notebook is run once, and everything is checked on that one run (CI budget: abou
   each panel is driven as a learner would (a button panel: change a setting -- the steps slider
   where there is one -- then double-click Run; other panels: move controls until the figure
   changes) without an error, in the page or inside the panel;
+- axe-core over the whole page after Run All (tests/accessibility.py): no serious or critical
+  finding in the course's own content (markdown, outputs, course panels: lab_page.COURSE_CONTENT);
+  JupyterLab's own interface is reported at the end of the run, not failed on;
 - the learner copy (learner/): shows no output before it runs, and Run All completes without
   writing to stderr.
 Panels are found by their DOM class (`course-panel`), never by cell index, so the tests hold
@@ -24,11 +27,13 @@ import nbformat
 import pytest
 
 from course.catalog import LESSONS
+from tests.accessibility import Finding, course_and_frame, findings, report
 from tests.browser.conftest import LEARNER_SRC, NOTEBOOK_SRC, SCREENSHOTS, notebook_names
 from tests.browser.lab_page import (
     WIDGET_MIME,
     change_then_double_click,
     errors_shown,
+    in_course_content,
     move_a_control,
     open_notebook,
     overflows,
@@ -72,6 +77,14 @@ def _screenshots(page, panels, stem: str) -> None:
     page.screenshot(path=str(SCREENSHOTS / f"{stem}.png"))
 
 
+def _accessibility(page, name: str) -> tuple[list[Finding], list[Finding]]:
+    """axe's serious and critical findings on the whole page, split into the course's content
+    and JupyterLab's own interface. Served over http, so axe may re-fetch stylesheets."""
+    found = findings(page, where=name, preload=True)
+    inside = in_course_content(page, [finding.target for finding in found])
+    return course_and_frame(found, lambda finding: inside[finding.target])
+
+
 def _drive(page, panel) -> str | None:
     """Use one panel as a learner would; returns what was done (None: nothing to drive)."""
     if panel.locator(".widget-hbox button.mod-primary").count():
@@ -101,6 +114,10 @@ def test_notebook_runs_and_its_widgets_work(name, lab, browser, browser_report):
         wait_for_widgets(page)
         problems = widget_problems(page, stored_widget_views(name))
         assert not problems, f"{name}: " + "; ".join(problems)
+        course_found, frame_found = _accessibility(page, name)
+        browser_report.frame_findings[path] = frame_found
+        if course_found:
+            failures.append(f"{name}: {report(course_found)}")
         failures += overflows(page, name, "after Run All")
         failures += [f"{name} writes to stderr (a pink box): {e}" for e in stderr_shown(page)]
         failures += [f"{name} scrolls sideways: {e}" for e in sideways_scroll(page)]
@@ -124,6 +141,7 @@ def test_notebook_runs_and_its_widgets_work(name, lab, browser, browser_report):
             "retried": run.retried,
             "panels": panels.count(),
             "actions": actions,
+            "accessibility": len(course_found),
         }
         browser_report.overflows += [f for f in failures if " cell area: " in f]
     finally:
