@@ -10,6 +10,8 @@ appends one JSON line per event to `progress.jsonl` in a user data directory (or
 A prediction is saved here too (a "predict" event with the choice): it is committed once, before
 the experiment, and a restarted kernel must not let the learner commit again after seeing the
 result. Predictions are not exercises: the progress tables count checks, hints and solutions only.
+A mystery case's checks carry the case's seed (`case`), so a limit on tries per case survives a
+restarted kernel too.
 
 An append-only log of small lines survives several notebooks writing at once, and a damaged
 line costs only itself: reading skips what it cannot parse.
@@ -34,6 +36,9 @@ FILENAME = "progress.jsonl"
 EXERCISE_EVENTS = ("check", "hint", "solution")
 EVENTS = (*EXERCISE_EVENTS, "predict")
 STUCK_ATTEMPTS = 3  # failed checks (without a pass) after which an instructor should look
+# A mystery case's checks (course.mystery): not registered exercises, but listed in the progress
+# tables like them, so "not started" shows before the first one.
+CASE_CHECKS = ("10.repro", "10.culprit", "10.fix")
 _WARNED = {"write": False}
 
 
@@ -41,13 +46,15 @@ _WARNED = {"write": False}
 class Event:
     """One line of the journal: what happened to which exercise, and when (Unix seconds).
 
-    `passed` belongs to a check, `choice` to a prediction (the exercise field then names it)."""
+    `passed` belongs to a check, `choice` to a prediction (the exercise field then names it),
+    `case` to a mystery case's check (its seed)."""
 
     t: float
     exercise: str
     event: str
     passed: bool | None = None
     choice: str | None = None
+    case: int | None = None
 
 
 def progress_dir() -> Path:
@@ -75,14 +82,19 @@ def progress_file() -> Path:
 
 
 def record(
-    exercise: str, event: str, passed: bool | None = None, choice: str | None = None
+    exercise: str,
+    event: str,
+    passed: bool | None = None,
+    choice: str | None = None,
+    case: int | None = None,
 ) -> None:
     """Append one event to the journal; never raises (progress must not break an exercise)."""
     if event not in EVENTS:
         raise ValueError(f"unknown journal event {event!r}; allowed: {EVENTS}")
-    fields = asdict(Event(round(time.time(), 3), exercise, event, passed, choice))
-    if choice is None:
-        del fields["choice"]  # a check's line stays as it always was
+    fields = asdict(Event(round(time.time(), 3), exercise, event, passed, choice, case))
+    for optional in ("choice", "case"):
+        if fields[optional] is None:
+            del fields[optional]  # a check's line stays as it always was
     line = json.dumps(fields)
     path = progress_file()
     try:
@@ -107,7 +119,7 @@ def load(path: Path | None = None) -> list[Event]:
     for number, line in enumerate(path.read_text(encoding="utf-8", errors="replace").splitlines()):
         try:
             data = json.loads(line)
-            choice = data.get("choice")
+            choice, case = data.get("choice"), data.get("case")
             events.append(
                 Event(
                     float(data["t"]),
@@ -115,6 +127,7 @@ def load(path: Path | None = None) -> list[Event]:
                     str(data["event"]),
                     data.get("passed"),
                     None if choice is None else str(choice),
+                    None if case is None else int(case),
                 )
             )
         except (ValueError, KeyError, TypeError, AttributeError):
@@ -138,6 +151,13 @@ def hint_seen(exercise: str, path: Path | None = None) -> bool:
 def prediction(name: str, path: Path | None = None) -> str | None:
     """The choice this learner committed to for a prediction (the first one), or None."""
     return next((e.choice for e in load(path) if e.exercise == name and e.event == "predict"), None)
+
+
+def case_checks(exercise: str, case: int, path: Path | None = None) -> list[Event]:
+    """The checks of one mystery case's exercise (its seed), in this session or an earlier one."""
+    return [
+        e for e in load(path) if e.exercise == exercise and e.event == "check" and e.case == case
+    ]
 
 
 def exercise_events(events: Iterable[Event]) -> list[Event]:

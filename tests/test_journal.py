@@ -60,6 +60,18 @@ def test_a_prediction_is_kept_with_its_choice_and_the_first_one_counts(home):
     assert "choice" not in json.loads(lines[-1])  # a check's line is as it always was
 
 
+def test_a_case_check_keeps_its_seed_and_is_found_by_it(home):
+    journal.record("10.culprit", "check", passed=False, case=7)
+    journal.record("10.culprit", "check", passed=False, case=8)
+    journal.record("10.culprit", "check", passed=True, case=7)
+    journal.record("10.culprit", "hint")
+    assert [e.passed for e in journal.case_checks("10.culprit", 7)] == [False, True]
+    assert [e.passed for e in journal.case_checks("10.culprit", 8)] == [False]
+    assert journal.case_checks("10.repro", 7) == []
+    lines = (home / "progress.jsonl").read_text().splitlines()
+    assert json.loads(lines[0])["case"] == 7 and "case" not in json.loads(lines[-1])
+
+
 def test_predictions_are_not_exercises_in_the_tables():
     events = _events((0, "06.lost_write", "predict", None), (1, "06.fix", "check", False))
     assert [s.exercise for s in journal.standings(events)] == ["06.fix"]

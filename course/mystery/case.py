@@ -37,6 +37,7 @@ from course.mystery.answers import NotAnAnswer, judge_fix, op_name
 from course.mystery.answers import condition as condition_named
 from course.mystery.bugs import bug_free_backend, planted_backend, times_fired
 from course.mystery.conditions import CONDITIONS, PATTERNS
+from course.mystery.detours import Detour, Detours
 from course.mystery.effects import EFFECTS
 from course.mystery.generate import CaseSpec, generate
 from course.mystery.scenarios import USER_NAMES, Patch, ScenarioReport, run
@@ -44,7 +45,7 @@ from course.mystery.symptoms import Finding, brief, observe, title
 
 TRIES = 3  # wrong culprits before check_culprit sends the learner back to the method
 REDRAWS = 4  # draws a seed may take to find a case whose run shows a symptom (rarely > 1)
-EXERCISES = ("10.repro", "10.culprit", "10.fix")  # the journal's names for the three checks
+EXERCISES = journal.CASE_CHECKS  # the journal's names for the three checks
 
 
 @dataclass(frozen=True)
@@ -83,11 +84,23 @@ def open_case(seed: int | None = None) -> Case:
 
 @dataclass
 class _Progress:
-    """Where a learner stands on one seed's case (kept for the session, whatever object)."""
+    """Where a learner stands on one seed's case (kept for the session, whatever object).
+
+    A passing repro and the wrong culprits are read back from the journal, where every check
+    is saved with the case's seed: a restarted kernel neither forgets the repro nor hands out
+    new tries."""
 
     repro_passed: bool = False
     wrong_culprits: int = 0
     hints: int = 0
+
+    @classmethod
+    def of(cls, seed: int) -> _Progress:
+        repro, culprit = (journal.case_checks(name, seed) for name in EXERCISES[:2])
+        return cls(
+            repro_passed=any(e.passed for e in repro),
+            wrong_culprits=sum(not e.passed for e in culprit),
+        )
 
 
 _PROGRESS: dict[int, _Progress] = {}
@@ -147,7 +160,9 @@ class Case:
         self.seed = found.spec.seed
         self.backend = planted_backend(self._spec.bug)  # your experiments' device: it remembers
         self._judging = False  # True while check_repro runs the learner's function
-        self._progress = _PROGRESS.setdefault(self.seed, _Progress())
+        if self.seed not in _PROGRESS:
+            _PROGRESS[self.seed] = _Progress.of(self.seed)
+        self._progress = _PROGRESS[self.seed]
         _OPENED[:] = [self]
 
     # --- what the learner reads ------------------------------------------------------------
@@ -266,7 +281,7 @@ class Case:
 
     def _recorded(self, name: str, verdict: Verdict) -> Verdict:
         """Save the check in the journal; a failure carries the hint line until hints are seen."""
-        journal.record(name, "check", passed=verdict.passed)
+        journal.record(name, "check", passed=verdict.passed, case=self.seed)
         if not verdict.passed and not self._progress.hints:
             verdict.message += f"\n  {HINT_LINE}"
         return verdict
@@ -469,9 +484,10 @@ def _judge_fix(case: Case, patch: Patch) -> Verdict:
         record.restore(modes=False)
         return _device_patch(before, "before the check")
     backend = planted_backend(case._spec.bug)
+    detours = Detours()
     try:
         with emps.use_backend(backend):
-            report = run(case._spec.scenario, emps.DEVICE, patch)
+            report = run(case._spec.scenario, emps.DEVICE, patch, during_steps=detours)
             swapped = emps.current_backend() is not backend
     except CourseError as exc:
         changed = record.changes()
@@ -489,7 +505,22 @@ def _judge_fix(case: Case, patch: Patch) -> Verdict:
     record.restore()
     if changed:
         return _device_patch(changed, "while your patch ran")
+    if detours.found:
+        return _detour(detours.found)
     return judge_fix(report, case._found.healthy, times_fired(backend))
+
+
+def _detour(found: list[Detour]) -> Verdict:
+    return failed(
+        f"your fix takes the compute off the device: during training, {len(found)} times, work "
+        f"left it for the CPU (first: {found[0]}, inside forward, backward or the optimizer "
+        "step). The planted kernel then never runs, and neither would the real device's "
+        "kernel under test: the bug is only moved to the CPU, with copies each way every "
+        "step. A fix keeps computing on the device; change how the model stores or computes "
+        "its tensors.",
+        f"{len(found)} detours through the CPU",
+        "none: every op on the device",
+    )
 
 
 def _device_patch(changes: list[str], when: str) -> Verdict:

@@ -10,6 +10,7 @@ know what is wrong.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import linecache
 import math
@@ -191,8 +192,12 @@ def run(
     device: str = emps.DEVICE,
     patch: Patch | None = None,
     progress: Progress | None = None,
+    during_steps: contextlib.AbstractContextManager | None = None,
 ) -> ScenarioReport:
-    """Train a scenario once, full batch, on `device` (under the active emulated backend)."""
+    """Train a scenario once, full batch, on `device` (under the active emulated backend).
+
+    `during_steps` is entered around each step's forward, backward and optimizer step (and
+    nothing else): check_fix watches there for compute that leaves the device."""
     model, data = scenario.setup(device)
     if patch is not None:
         model = _patched(model, patch, device)
@@ -205,11 +210,13 @@ def run(
         )
     x, y = data.x.to(device), data.y.to(device)
     losses = []
+    watch = contextlib.nullcontext() if during_steps is None else during_steps
     for step in range(scenario.steps):
-        optimizer.zero_grad()
-        value = scenario.loss(model, x, y)
-        value.backward()
-        optimizer.step()
+        with watch:
+            optimizer.zero_grad()
+            value = scenario.loss(model, x, y)
+            value.backward()
+            optimizer.step()
         losses.append(value.item())
         if progress is not None:
             progress(step + 1, scenario.steps, f"loss {losses[-1]:.4g}")

@@ -2,7 +2,8 @@
 
 `course.journal` reads and summarises a learner's saved events; this module adds what only a
 lesson-level module may know, the list of every exercise in the course (importing every lesson),
-so the tables can say "2/3 passed" and show what is not started yet.
+so the tables can say "2/3 passed" and show what is not started yet. The mystery case's checks
+(`journal.CASE_CHECKS`) are listed with them.
 """
 
 from __future__ import annotations
@@ -14,6 +15,11 @@ from pathlib import Path
 from course import journal
 from course.exercises import all_exercises
 from course.ui import Drawing, Panel, html_table, message_html
+
+
+def known_checks() -> list[str]:
+    """Every check in the course: the lessons' exercises and the mystery case's three."""
+    return [*all_exercises(), *journal.CASE_CHECKS]
 
 
 class _Refreshing(Panel):
@@ -28,7 +34,7 @@ def progress_panel() -> Panel:
 
     def draw() -> Drawing:
         events = journal.load()
-        known = list(all_exercises())
+        known = known_checks()
         note = message_html(f"Saved in {journal.progress_file()}", "info")
         if not events:
             note = message_html(
@@ -65,7 +71,7 @@ def cli(argv: list[str]) -> int:
             print(exc, file=sys.stderr)
             return 2
         return 0
-    known = [] if args.seen else list(all_exercises())
+    known = [] if args.seen else known_checks()
     print(f"progress file: {journal.progress_file()}\n")
     print(journal.progress_table(journal.load(), known))
     return 0

@@ -109,6 +109,71 @@ def test_a_patch_made_before_the_check_is_refused_and_undone(cases):
     assert torch.Tensor.lerp_ is original
 
 
+def _output_through_the_host(model):
+    forward = model.forward
+    model.forward = lambda x: forward(x).cpu().to(x.device)
+    return model
+
+
+def _item_in_forward(model):
+    forward = model.forward
+    model.forward = lambda x: forward(x) * (1.0 + 0.0 * x.abs().max().item())
+    return model
+
+
+def _through_a_list(model):
+    forward = model.forward
+
+    def through_python(x):  # the values from the host, the gradient from the device
+        out = forward(x)
+        return out + (torch.tensor(out.tolist()).to(x.device) - out).detach()
+
+    model.forward = through_python
+    return model
+
+
+def _gradient_through_the_host(model):
+    def hook(module, args, output):
+        if output.requires_grad:
+            output.register_hook(lambda grad: grad.cpu().to(grad.device))
+
+    model = case_module.generate(14).fix_function()(model)  # fixed, and a backward detour
+    model.register_forward_hook(hook)
+    return model
+
+
+@pytest.mark.parametrize(
+    "patch, first",
+    [
+        (_output_through_the_host, ".to('cpu')"),
+        (_item_in_forward, ".item()"),
+        (_through_a_list, "torch.tensor(...) made from Python values"),
+        (_gradient_through_the_host, ".to('cpu')"),
+    ],
+)
+def test_a_fix_that_computes_on_the_cpu_is_refused(cases, patch, first):
+    verdict = cases[14].check_fix(patch)
+    assert not verdict.passed and "takes the compute off the device" in verdict.message
+    assert f"first: {first}" in verdict.message and "kernel under test" in verdict.message
+
+
+def test_the_op_under_test_run_on_the_cpu_inside_forward_is_refused():
+    """The realistic detour: ReLU done in place, but on a CPU copy of the activation."""
+
+    class HostReLU(torch.nn.Module):
+        def forward(self, h):
+            return h.cpu().relu_().to(h.device)
+
+    def patch(model):
+        model.act = HostReLU()
+        return model
+
+    spec = generate(1)
+    assert spec.design.habit == "inplace-relu"
+    verdict = untrained_case(spec).check_fix(patch)  # refused before any comparison of runs
+    assert not verdict.passed and "takes the compute off the device" in verdict.message
+
+
 def test_weights_trained_elsewhere_are_refused(cases):
     def borrowed(model):
         with torch.no_grad():
@@ -173,6 +238,23 @@ def test_odd_answers_are_a_not_yet_without_costing_a_try(op, condition, says):
     verdict = case.check_culprit(op, condition)
     assert not verdict.passed and says in verdict.message
     assert case._progress.wrong_culprits == 0
+
+
+def test_a_restarted_kernel_keeps_the_passing_repro_and_the_tries_used(monkeypatch):
+    case = _unlocked("large")
+    op = case._spec.bug.op
+    other = "mul_" if op != "mul_" else "add_"
+    for condition in ("long-dim", "transposed"):
+        case.check_culprit(other, condition)
+    monkeypatch.setattr(case_module, "_PROGRESS", {})  # a new kernel: the session forgets
+    again = untrained_case(spec_for("large"))
+    assert again._progress.repro_passed and again._progress.wrong_culprits == 2
+    assert "0 tries left" in again.check_culprit(other, "large").message
+    stopped = again.check_culprit(op, "large")
+    assert not stopped.passed and f"{TRIES} answers" in stopped.message
+    monkeypatch.setattr(case_module, "_PROGRESS", {})
+    other_seed = untrained_case(spec_for("transposed"))  # tries are counted per case
+    assert other_seed._progress.wrong_culprits == 0 and not other_seed._progress.repro_passed
 
 
 def test_checks_are_journaled_and_carry_the_hint_line_until_a_hint_is_seen():

@@ -73,3 +73,13 @@ def test_the_widget_shows_the_saved_progress_and_refreshes(home):
     panel.button.click()
     in_00 = sum(name.startswith("00.") for name in exercises.all_exercises())
     assert f"1/{in_00}" in panel.text.value and "No exercise checked yet" not in panel.text.value
+
+
+def test_the_mystery_case_checks_are_listed_before_the_first_one(home, capsys):
+    assert main(["progress"]) == 0
+    out = capsys.readouterr().out
+    for name in journal.CASE_CHECKS:
+        line = next(line for line in out.splitlines() if name in line)
+        assert "not started" in line
+    panel = tracker.progress_panel()
+    assert "0/3" in panel.text.value.split(">10<", 1)[-1]  # notebook 10's row: its three checks
