@@ -32,16 +32,17 @@ HEARD_TIMEOUT_S = 30  # no change in the output part by then: the interaction wa
 MAX_SETTINGS_TRIED = 1  # a button panel: settings changed (then Run); each may train
 
 # Arms the measurement on one panel; the result lands in window.__courseResponse. The kernel's
-# messages are traced too, to say where the time went: when the page sent the first message after
-# the event, when the kernel started on it (its "busy" status, stamped by the kernel's clock) and
-# each reply to it (stamped when sent, and when it arrived).
+# messages are traced too, to say where the time went: when the page sent each widget message
+# after the event (a text box sends two on Enter: "submit", then its value), when the kernel
+# started on it (its "busy" status, stamped by the kernel's clock) and each reply to it (stamped
+# when sent, and when it arrived).
 _ARM_JS = r"""(panel) => {
   window.__courseResponseStop?.();
   const parts = [...panel.children];
   const row = parts.findIndex((p) => p.classList.contains('widget-hbox'));
   const outputs = parts.slice(row + 1);
-  const state = {event: null, kind: '', mutation: null, part: '', sent: null, id: null,
-                 busy: null, replies: []};
+  const state = {event: null, kind: '', mutation: null, part: '', sent: {}, busy: {},
+                 replies: []};
   const observer = new MutationObserver((records) => {
     const now = performance.now();
     if (state.event === null || state.mutation !== null) return;
@@ -65,15 +66,15 @@ _ARM_JS = r"""(panel) => {
   const onPage = (date) => Date.parse(date) - performance.timeOrigin;
   const trace = (_kernel, {msg, direction}) => {
     const now = performance.now();
-    if (state.event === null) return;
-    if (direction === 'send' && state.id === null && msg.header.msg_type === 'comm_msg') {
-      state.sent = now;
-      state.id = msg.header.msg_id;
-    } else if (direction === 'recv' && state.id && msg.parent_header?.msg_id === state.id) {
+    if (state.event === null || state.mutation !== null) return;
+    const parent = msg.parent_header?.msg_id;
+    if (direction === 'send' && msg.header.msg_type === 'comm_msg') {
+      state.sent[msg.header.msg_id] = now;
+    } else if (direction === 'recv' && parent in state.sent) {
       if (msg.header.msg_type === 'status' && msg.content.execution_state === 'busy') {
-        state.busy = onPage(msg.header.date);
+        state.busy[parent] = onPage(msg.header.date);
       } else if (msg.header.msg_type === 'comm_msg') {
-        state.replies.push({kernel: onPage(msg.header.date), recv: now});
+        state.replies.push({parent, kernel: onPage(msg.header.date), recv: now});
       }
     }
   };
@@ -227,13 +228,14 @@ def where_the_time_went(state: dict) -> str:
     its message, on to the kernel, in the kernel until the reply that was drawn was sent, back
     to the page, and drawn. Empty when the trace is incomplete."""
     drawn = [r for r in state["replies"] if state["mutation"] and r["recv"] <= state["mutation"]]
-    if not drawn or state["sent"] is None or state["busy"] is None:
+    if not drawn or drawn[-1]["parent"] not in state["busy"]:
         return ""
     reply = drawn[-1]
+    sent, busy = state["sent"][reply["parent"]], state["busy"][reply["parent"]]
     steps = {
-        "page": state["sent"] - state["event"],
-        "to the kernel": state["busy"] - state["sent"],
-        "in the kernel": reply["kernel"] - state["busy"],
+        "page": sent - state["event"],
+        "to the kernel": busy - sent,
+        "in the kernel": reply["kernel"] - busy,
         "back": reply["recv"] - reply["kernel"],
         "drawn": state["mutation"] - reply["recv"],
     }
