@@ -19,7 +19,8 @@ ipywidgets half.
 Accessible by design: every control must carry a `description` (the label a screen reader
 reads; Panel refuses one without), a panel's figure has alt text (`Drawing.alt`, else one
 written from the figure's own titles, axis labels and legend), and sliders' handles are named
-after their labels (`_SLIDER_NAMES`: ipywidgets leaves them nameless).
+after their labels and a control disabled during work gives the keyboard's focus back
+(`ACCESS_HELPER`: ipywidgets does neither).
 """
 
 from __future__ import annotations
@@ -128,12 +129,15 @@ SLIDERS = (
 )
 BUSY = "Updating ..."  # the status while a panel draws, so no interaction looks ignored
 
-# ipywidgets 8 draws a slider with noUiSlider and passes it no handle attributes, so the handle a
-# screen reader lands on (role "slider") has no name, nor has the editable readout beside it.
-# This script names both after the slider's own label, and again whenever the panel's DOM
-# changes (a view drawn late, a readout updated). It runs from a hidden image whose empty data:
-# source fails at once (nothing is requested): an HTML widget's <script> never runs.
-_NAME_SLIDERS_JS = """
+# What ipywidgets leaves out for a learner on a keyboard or a screen reader, put back from the
+# page: (1) it draws a slider with noUiSlider and passes it no handle attributes, so the handle a
+# screen reader lands on (role "slider") has no name, nor has the editable readout beside it:
+# both are named after the slider's own label; (2) a control disabled while it has the focus
+# (Run, during `Panel.working`) drops the focus to the page, and a keyboard user must start
+# over from the top: when it is enabled again and nothing else took the focus, it gets it back.
+# The script runs from a hidden image whose empty data: source fails at once (nothing is
+# requested): an HTML widget's <script> never runs.
+_ACCESS_JS = """
 const image = this;
 const set = (el, key, value) => el && el.getAttribute(key) !== value && el.setAttribute(key, value);
 const name = (panel) => panel.querySelectorAll('.widget-slider').forEach((slider) => {
@@ -144,15 +148,27 @@ const name = (panel) => panel.querySelectorAll('.widget-slider').forEach((slider
   set(readout, 'role', 'textbox');
   set(readout, 'aria-label', label + ' value');
 });
+let dropped = null;  // the control whose disabling dropped the focus (the browser blurs it)
+const giveBack = (el) => {
+  const lost = !document.activeElement || document.activeElement === document.body;
+  if (!el.disabled && el === dropped && lost) el.focus({preventScroll: true});
+  if (!el.disabled && el === dropped) dropped = null;
+};
 const start = (tries) => {
   const panel = image.closest('.course-panel');
   if (!panel) return tries && setTimeout(() => start(tries - 1), 100);
   name(panel);
-  new MutationObserver(() => name(panel)).observe(panel, {childList: true, subtree: true});
+  panel.addEventListener('focusout', (event) => {
+    if (event.target.disabled && !event.relatedTarget) dropped = event.target;
+  });
+  new MutationObserver((changes) => {
+    name(panel);
+    changes.filter((c) => c.attributeName === 'disabled').forEach((c) => giveBack(c.target));
+  }).observe(panel, {childList: true, subtree: true, attributeFilter: ['disabled']});
 };
 start(50);
 """
-SLIDER_NAMES = f'<img src="data:," alt="" hidden onerror="{html.escape(_NAME_SLIDERS_JS)}">'
+ACCESS_HELPER = f'<img src="data:," alt="" hidden onerror="{html.escape(_ACCESS_JS)}">'
 
 
 class FigureImage(widgets.Image):
@@ -218,11 +234,10 @@ class Panel(widgets.VBox):
             row.append(run)
             for control in self.controls.values():
                 control.observe(lambda _change: self._drop_note(), names="value")
-        namer = [widgets.HTML(SLIDER_NAMES)] if any(isinstance(c, SLIDERS) for c in row) else []
         super().__init__(
             header
             + [widgets.HBox(row, layout=widgets.Layout(flex_flow="row wrap"))]
-            + namer
+            + [widgets.HTML(ACCESS_HELPER)]
             + [self.status, self.message, self.image, self.text]
         )
         self.add_class("course-panel")  # the browser tests find every panel by this class

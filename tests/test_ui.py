@@ -12,7 +12,7 @@ import pytest
 
 from course.errors import CourseError
 from course.figures import fitted_figure
-from course.ui import BUSY, SLIDER_NAMES, Drawing, Panel, figure_alt, html_table, widget_check
+from course.ui import ACCESS_HELPER, BUSY, Drawing, Panel, figure_alt, html_table, widget_check
 
 
 def _panel(button: str | None = None) -> tuple[Panel, list[int]]:
@@ -287,12 +287,12 @@ def test_a_diagrams_alt_text_reads_the_words_on_it():
     assert figure_alt(fig) == "Figure. a diagram: reading Python binding; CPU kernel"
 
 
-def test_only_a_panel_with_a_slider_names_its_handles():
-    def holds_namer(panel: Panel) -> bool:
-        return any(getattr(c, "value", None) == SLIDER_NAMES for c in panel.children)
-
-    assert holds_namer(widget_check())
-    assert not holds_namer(Panel({"n": widgets.IntText(description="n")}, lambda n: Drawing()))
+def test_every_panel_carries_the_page_side_access_helper():
+    """It names slider handles and gives the focus back after work (run in a browser by
+    tests/browser/test_keyboard.py): every panel has it once."""
+    for panel in (widget_check(), Panel({"n": widgets.IntText(description="n")}, Drawing)):
+        held = [c for c in panel.children if getattr(c, "value", None) == ACCESS_HELPER]
+        assert len(held) == 1
 
 
 def _sent_values(widget: widgets.Widget) -> list[str]:

@@ -285,7 +285,7 @@ def panel_state(panel: Locator) -> str:
     return panel.evaluate(_PANEL_STATE_JS)
 
 
-def _wait_for_change(page: Page, panel: Locator, before: str) -> bool:
+def wait_for_change(page: Page, panel: Locator, before: str) -> bool:
     """True once the display differs; False when it has not changed and the kernel has been
     idle for a while (the redraw ran and drew the same), or after REDRAW_TIMEOUT_S."""
     start = time.monotonic()
@@ -367,7 +367,7 @@ def move_a_control(page: Page, panel: Locator) -> str | None:
             continue
         if run_button.count():
             run_button.first.click()
-        if _wait_for_change(page, panel, before):
+        if wait_for_change(page, panel, before):
             return done
         tried.append(done)
     if not tried:
@@ -450,7 +450,7 @@ def change_then_double_click(page: Page, panel: Locator) -> str:
     done = (move() if move else "") or "no control moved"
     before = panel_state(panel)
     panel.locator("button.mod-primary").first.dblclick()
-    _wait_for_change(page, panel, before)
+    wait_for_change(page, panel, before)
     wait_until_quiet(page)
     noted = "Same settings" in panel.inner_text()  # course.ui.Panel.click's repeated-click note
     return f"{done}, then double-click Run ({'repeat noted' if noted else 'no repeat note'})"
