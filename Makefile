@@ -46,6 +46,9 @@ test-notebooks: $(STAMP)
 
 # JupyterLab + headless Chromium (`apt-get install -y chromium`): each reference notebook and each
 # learner copy runs once; panels must fit the cell area; screenshots land in build/screenshots/.
+# After each reference's Run All, axe-core finds nothing serious or critical in the course's content
+# (JupyterLab's own interface is listed at the end, not failed on); one switchboard session is
+# driven with the keyboard alone (tests/browser/test_keyboard.py).
 # The site and the decks are opened offline: every slide fits 1280x720, and axe-core (npm, via
 # `make web`) finds nothing serious or critical (tests/accessibility.py runs it).
 # Two processes: each suite drives its own Playwright (a second sync Playwright cannot start
