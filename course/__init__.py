@@ -9,7 +9,8 @@ __version__ = "0.1.0"
 
 
 def _show_figures_inline() -> None:
-    """Let a bare `matplotlib.figure.Figure` returned by a course function display as a PNG.
+    """Let a bare `matplotlib.figure.Figure` returned by a course function display as a PNG,
+    with its alt text in the output's metadata (the site writes it as the image's alt).
 
     The course builds figures without pyplot (no global state, testable), and IPython only knows
     how to show those once a PNG formatter is registered for the Figure type.
@@ -23,9 +24,9 @@ def _show_figures_inline() -> None:
         return
     from matplotlib.figure import Figure
 
-    from course.figures import figure_png
+    from course.figures import figure_output
 
-    shell.display_formatter.formatters["image/png"].for_type(Figure, figure_png)
+    shell.display_formatter.formatters["image/png"].for_type(Figure, figure_output)
 
 
 _show_figures_inline()

@@ -4,8 +4,12 @@ Every course figure is a matplotlib `Figure` (no pyplot, no global state), so on
 what they share: `fitted_figure` sizes a figure for a notebook cell (its PNG is shown at its
 natural size, so 10 pt text stays 10 pt on screen; no course figure uses text below MIN_FONT_PT),
 `integer_ticks` keeps axes of counts on
-whole numbers, and `figure_png` renders deterministic PNG bytes. The widget shell (`course.ui`),
-the lessons' plots and the diagrams below all use them; none of it needs ipywidgets.
+whole numbers, and `figure_png` renders deterministic PNG bytes. Every plot draws in one
+colour-blind-safe PALETTE and tells its lines apart by line style and marker too (`use_palette`,
+`series_style`); every figure says what it shows (`describe`, `figure_alt`), and that alt text
+travels with a notebook's stored output (`figure_output`) onto the site. The widget shell
+(`course.ui`), the lessons' plots and the diagrams below all use them; none of it needs
+ipywidgets.
 
 Learner copies of the notebooks carry no outputs, so the diagrams that carry the story stand in
 the markdown as PNG files in `assets/`, drawn here. `scripts/make_assets.py` saves them and
@@ -15,7 +19,8 @@ Each diagram states only what the notebook that shows it already says, so none s
 exercise: the stack's layers are PyTorch's own, not what the investigation finds in them, the
 dispatcher's path does not list which dispatch keys run (notebook 05 asks that),
 and the Placeholder's lost write is drawn for notebook 06, after the cause is known.
-Each diagram's axes is laid out in inches (1 data unit = 1 inch), so sizes read directly.
+Each diagram's axes is laid out in units of SCALE inches, so sizes read directly; its text is
+at least MIN_FONT_PT and its PNG, saved at DPI like every course figure, fits CELL_WIDTH_PX.
 """
 
 from __future__ import annotations
@@ -82,22 +87,128 @@ def figure_png(fig: Figure, dpi: int = DPI) -> bytes:
     return buf.getvalue()
 
 
+# --- one colour-blind-safe palette, and never colour alone ------------------------------------
+
+# Okabe & Ito's eight colours, told apart with every common colour-vision deficiency. Every line,
+# bar and fill of a course plot takes its colour from here.
+PALETTE: dict[str, str] = {
+    "black": "#000000",
+    "orange": "#e69f00",
+    "sky blue": "#56b4e9",
+    "bluish green": "#009e73",
+    "yellow": "#f0e442",
+    "blue": "#0072b2",
+    "vermillion": "#d55e00",
+    "reddish purple": "#cc79a7",
+}
+# Series in this order (yellow is too pale for a line on white).
+SERIES_COLOURS = tuple(
+    PALETTE[name]
+    for name in ("blue", "orange", "bluish green", "vermillion", "reddish purple", "sky blue")
+)
+SERIES_LINESTYLES = ("-", "--", "-.")
+SERIES_MARKERS = ("None", "o", "s", "^", "D", "v", "P", "X")
+# A threshold or a true value is drawn black and dotted: no data series is ever dotted.
+REFERENCE_LINE = {"color": PALETTE["black"], "linestyle": ":", "linewidth": 1.2}
+MAX_SERIES = len(SERIES_LINESTYLES) * len(SERIES_MARKERS)  # series one axes can tell apart
+
+
+def series_style(index: int, marked: bool = False) -> dict[str, object]:
+    """The colour, line style and marker of a plot's index-th series.
+
+    Two series of one axes never differ by colour alone: each (line style, marker) pair is used
+    once, so a reader who cannot tell the colours apart (or prints in grey) still tells the
+    lines apart. Long lines carry a marker every tenth of their length from the fourth series
+    on; `marked` lines (a few measured points) mark every point, each series with its own shape.
+    """
+    limit = MAX_SERIES - len(SERIES_LINESTYLES) if marked else MAX_SERIES
+    if not 0 <= index < limit:
+        raise ValueError(f"series index={index}; allowed: 0 to {limit - 1}")
+    shapes, styles = len(SERIES_MARKERS) - 1, len(SERIES_LINESTYLES)
+    return {
+        "color": SERIES_COLOURS[index % len(SERIES_COLOURS)],
+        "linestyle": SERIES_LINESTYLES[(index // shapes if marked else index) % styles],
+        "marker": SERIES_MARKERS[1 + index % shapes if marked else index // styles],
+        "markevery": None if marked else 0.1,
+    }
+
+
+def use_palette(ax: Axes) -> Axes:
+    """Make the axes' successive `plot`/`errorbar` calls take `series_style(0)`, `(1)`, ..."""
+    styles = [series_style(i) for i in range(MAX_SERIES)]
+    ax.set_prop_cycle(**{key: [style[key] for style in styles] for key in styles[0]})
+    return ax
+
+
+# --- alt text: what a figure shows, for a reader who cannot see it ------------------------------
+
+_DESCRIPTION = "_course_description"
+
+
+def describe(fig: Figure, text: str) -> Figure:
+    """Attach what the figure shows, in words (its alt text begins with it); returns the figure."""
+    setattr(fig, _DESCRIPTION, text.strip())
+    return fig
+
+
+def description(fig: Figure) -> str:
+    """What `describe` attached to the figure ("" if nothing)."""
+    return getattr(fig, _DESCRIPTION, "")
+
+
+def figure_alt(fig: Figure) -> str:
+    """The figure's alt text: its description, then each axes' title, axis labels and legend.
+
+    The description says what the figure is for; the rest is read off the drawing itself, so the
+    alt text names the series a sighted reader tells apart in the legend.
+    """
+    parts = [description(fig)]
+    suptitle = fig.get_suptitle()
+    if suptitle:
+        parts.append(suptitle)
+    for ax in fig.axes:
+        title = " ".join(ax.get_title(loc) for loc in ("left", "center", "right"))
+        axis = ", ".join(
+            f"{name}: {label}"
+            for name, label in (("x", ax.get_xlabel()), ("y", ax.get_ylabel()))
+            if label
+        )
+        legend = ax.get_legend()
+        series = [t.get_text() for t in legend.get_texts()] if legend else []
+        words = [
+            title,
+            f"({axis})" if axis else "",
+            f"legend: {', '.join(series)}" if series else "",
+        ]
+        parts.append(" ".join(" ".join(word.split()) for word in words if word.strip()))
+    return ". ".join(part.rstrip(".") for part in parts if part)
+
+
+def figure_output(fig: Figure) -> tuple[bytes, dict[str, str]]:
+    """A figure's PNG and its metadata for IPython (`course/__init__.py` shows figures with it):
+    the alt text travels with the stored output, and the site writes it as the <img alt>."""
+    return figure_png(fig), {"alt": figure_alt(fig)}
+
+
 # --- the diagrams of assets/ --------------------------------------------------------------------
 
 INK = "#333333"
 MUTED = "#666666"
-BLUE = "#9ecae1"  # in use / in the view (the stride explorer's colours)
-ORANGE = "#fd8d3c"  # the element being followed
+BLUE = "#9ecae1"  # in use / in the view (the stride explorer's colours, beside ORANGE)
+ORANGE = PALETTE["orange"]  # the element being followed, also outlined: never colour alone
 GREY = "#e0e0e0"
 GREEN = "#c7e9c0"
 RED = "#f4c7c3"
 TEMP = "#fff3cd"  # a temporary copy
-CELL = 0.38  # one tensor element, in inches
+CELL = 0.38  # one tensor element, in data units
+# A diagram's data unit is SCALE inches: its layout stays in round numbers while its text (drawn
+# at DPI, like every course figure) is at least MIN_FONT_PT and its PNG at most CELL_WIDTH_PX wide.
+SCALE = 1.14
 
 
 def _canvas(width: float, height: float) -> tuple[Figure, Axes]:
-    """A blank figure whose data coordinates are inches from the bottom-left corner."""
-    fig = Figure(figsize=(width, height))
+    """A blank figure whose data coordinates are SCALE inches from the bottom-left corner."""
+    fig = Figure(figsize=(width * SCALE, height * SCALE))
     ax = fig.add_axes((0, 0, 1, 1))
     ax.set_xlim(0, width)
     ax.set_ylim(0, height)
@@ -125,7 +236,7 @@ def _arrow(ax: Axes, start: tuple[float, float], end: tuple[float, float], label
     ax.annotate("", xy=end, xytext=start, arrowprops={"arrowstyle": "-|>", "color": MUTED})
     if label:
         mid = ((start[0] + end[0]) / 2 + 0.08, (start[1] + end[1]) / 2)
-        ax.text(*mid, label, fontsize=9, color=MUTED, va="center", ha="left")
+        ax.text(*mid, label, fontsize=11, color=MUTED, va="center", ha="left")
 
 
 def _grid(
@@ -140,8 +251,15 @@ def _grid(
     for r, row in enumerate(labels):
         for c, label in enumerate(row):
             left, bottom = x + c * size, y - (r + 1) * size
-            ax.add_patch(Rectangle((left, bottom), size, size, fc=fills[r][c], ec=INK, lw=0.8))
-            ax.text(left + size / 2, bottom + size / 2, label, ha="center", va="center", fontsize=9)
+            followed = fills[r][c] == ORANGE
+            ax.add_patch(
+                Rectangle(
+                    (left, bottom), size, size, fc=fills[r][c], ec=INK, lw=2.5 if followed else 0.8
+                )
+            )
+            ax.text(
+                left + size / 2, bottom + size / 2, label, ha="center", va="center", fontsize=11
+            )
 
 
 # --- notebook 01: the layers the investigation walks down ---------------------------------------
@@ -161,16 +279,16 @@ LAYER_FILLS = ("#deebf7", "#c6dbef", "#9ecae1", "#6baed6", "#4292c6")
 def stack_layers_figure() -> Figure:
     """The five layers of the stack, top to bottom, with the notebooks that open each one."""
     fig, ax = _canvas(7.6, 4.1)
-    ax.text(0.2, 3.8, "The investigation walks down the stack", fontsize=12, weight="bold")
-    ax.text(6.95, 3.8, "notebook", fontsize=9, color=MUTED, ha="center")
+    ax.text(0.2, 3.8, "The investigation walks down the stack", fontsize=14, weight="bold")
+    ax.text(6.95, 3.8, "notebook", fontsize=11, color=MUTED, ha="center")
     for row, ((name, what, notebooks), fill) in enumerate(zip(LAYERS, LAYER_FILLS, strict=True)):
         y = 3.05 - row * 0.68
         _box(ax, 0.9, y, 5.65, 0.52, fill)
-        ax.text(1.05, y + 0.26, name, fontsize=11, weight="bold", va="center", color=INK)
-        ax.text(2.35, y + 0.26, what, fontsize=9.5, va="center", color=INK)
-        ax.text(6.95, y + 0.26, notebooks, fontsize=10, va="center", ha="center", color=INK)
+        ax.text(1.05, y + 0.26, name, fontsize=13, weight="bold", va="center", color=INK)
+        ax.text(2.35, y + 0.26, what, fontsize=11.5, va="center", color=INK)
+        ax.text(6.95, y + 0.26, notebooks, fontsize=12, va="center", ha="center", color=INK)
     _arrow(ax, (0.5, 3.55), (0.5, 0.35))
-    ax.text(0.3, 1.95, "deeper", rotation=90, fontsize=9, color=MUTED, va="center", ha="center")
+    ax.text(0.3, 1.95, "deeper", rotation=90, fontsize=11, color=MUTED, va="center", ha="center")
     return fig
 
 
@@ -187,7 +305,7 @@ def storage_strides_figure() -> Figure:
     """One storage, two views: x = arange(12).view(3, 4) and x.T, with the strides as steps."""
     fig, ax = _canvas(7.6, 4.3)
     follow = 6  # x[1, 2] and x.T[2, 1]: the same storage slot
-    ax.text(0.2, 4.0, "storage: 12 numbers in a row, one after another", fontsize=10, weight="bold")
+    ax.text(0.2, 4.0, "storage: 12 numbers in a row, one after another", fontsize=12, weight="bold")
     _grid(
         ax,
         0.9,
@@ -196,14 +314,14 @@ def storage_strides_figure() -> Figure:
         [[ORANGE if i == follow else BLUE for i in range(12)]],
     )
     for i in range(12):
-        ax.text(0.9 + (i + 0.5) * CELL, 3.28, f"@{i}", fontsize=7, color=MUTED, ha="center")
+        ax.text(0.9 + (i + 0.5) * CELL, 3.28, f"@{i}", fontsize=10, color=MUTED, ha="center")
     views = (
         (0.9, "x = torch.arange(12).view(3, 4)", (3, 4), (4, 1), (1, 2)),
         (4.4, "x.T  (a view: same storage, no copy)", (4, 3), (1, 4), (2, 1)),
     )
     for left, title, shape, stride, picked in views:
-        ax.text(left, 2.95, title, fontsize=9.5, family="monospace")
-        ax.text(left, 2.72, f"shape {shape}, stride {stride}", fontsize=9.5, color=INK)
+        ax.text(left, 2.95, title, fontsize=11.5, family="monospace")
+        ax.text(left, 2.72, f"shape {shape}, stride {stride}", fontsize=11.5, color=INK)
         labels = _view_cells(shape, stride)
         fills = [
             [ORANGE if (r, c) == picked else BLUE for c in range(shape[1])] for r in range(shape[0])
@@ -215,7 +333,7 @@ def storage_strides_figure() -> Figure:
             left + 0.05,
             2.55 - shape[0] * CELL - 0.3,
             f"along a row: +{stride[1]} in storage",
-            fontsize=8.5,
+            fontsize=10.5,
             color=MUTED,
         )
         _arrow(ax, (right + 0.15, 2.55), (right + 0.15, 2.55 - shape[0] * CELL), "")
@@ -223,7 +341,7 @@ def storage_strides_figure() -> Figure:
             right + 0.25,
             2.55 - shape[0] * CELL / 2,
             f"down a column:\n+{stride[0]} in storage",
-            fontsize=8.5,
+            fontsize=10.5,
             color=MUTED,
             va="center",
         )
@@ -232,7 +350,7 @@ def storage_strides_figure() -> Figure:
         0.12,
         "element [i, j] lives at storage[offset + i × stride[0] + j × stride[1]]:"
         "  x[1, 2] and x.T[2, 1] are both storage[6]",
-        fontsize=9,
+        fontsize=11,
         color=INK,
     )
     return fig
@@ -242,7 +360,7 @@ def storage_strides_figure() -> Figure:
 
 BACKENDS: tuple[tuple[str, str], ...] = (
     ("CPU, CUDA", "addcmul_out"),
-    ("MPS", "addcmul_out_mps\n(PointwiseOps.mm)"),
+    ("MPS, torch 2.2.1", "addcmul_out_mps\n(PointwiseOps.mm)"),  # lesson 05: yours may differ
     ("PrivateUse1 = emps", "this course's emulated\nMPS (torch.library)"),
 )
 CALL_PATH: tuple[tuple[str, str], ...] = (
@@ -265,22 +383,22 @@ def dispatch_path_figure() -> Figure:
         height = 0.78 if row == 2 else 0.62
         _box(ax, 0.3, y - height + 0.62, 4.6, height, fill)
         family = "monospace" if row == 0 else "sans-serif"
-        ax.text(2.6, y + 0.42, title, ha="center", fontsize=9.5, weight="bold", family=family)
-        ax.text(2.6, y + 0.22, detail, ha="center", va="top", fontsize=8.5, color=MUTED)
+        ax.text(2.6, y + 0.42, title, ha="center", fontsize=11.5, weight="bold", family=family)
+        ax.text(2.6, y + 0.22, detail, ha="center", va="top", fontsize=10.5, color=MUTED)
         if row:
             _arrow(ax, (2.6, y + 0.84), (2.6, y + 0.64))
     for col, (key, kernel) in enumerate(BACKENDS):
-        x = 0.3 + col * 1.6
-        _box(ax, x, 0.45, 1.45, 0.95, GREEN if col == 1 else "#f4f4f4")
-        ax.text(x + 0.72, 1.18, key, ha="center", fontsize=8.5, weight="bold")
-        ax.text(x + 0.72, 0.75, kernel, ha="center", va="center", fontsize=8)
-        _arrow(ax, (2.6, 1.92), (x + 0.72, 1.42))
+        x = 0.2 + col * 1.62
+        _box(ax, x, 0.45, 1.56, 0.95, GREEN if col == 1 else "#f4f4f4")
+        ax.text(x + 0.78, 1.18, key, ha="center", fontsize=10.5, weight="bold")
+        ax.text(x + 0.78, 0.75, kernel, ha="center", va="center", fontsize=10)
+        _arrow(ax, (2.6, 1.92), (x + 0.78, 1.42))
     ax.text(
         2.6,
         0.15,
         "one structured out= kernel serves addcmul, addcmul_ and addcmul.out",
         ha="center",
-        fontsize=8.5,
+        fontsize=10.5,
         color=MUTED,
     )
     _box(ax, 5.4, 2.35, 2.05, 1.5, TEMP, dashed=True)
@@ -289,7 +407,7 @@ def dispatch_path_figure() -> Figure:
         3.55,
         "native_functions.yaml",
         ha="center",
-        fontsize=9,
+        fontsize=11,
         weight="bold",
         family="monospace",
     )
@@ -300,7 +418,7 @@ def dispatch_path_figure() -> Figure:
         "registers torch's kernels",
         ha="center",
         va="center",
-        fontsize=8.5,
+        fontsize=10.5,
     )
     _arrow(ax, (5.4, 3.42), (4.92, 3.42), "")
     _arrow(ax, (5.4, 2.6), (4.92, 2.45), "")
@@ -313,7 +431,7 @@ def dispatch_path_figure() -> Figure:
 def _state(ax: Axes, x: float, y: float, caption: str, value: str, fill: str) -> None:
     """A 2x3 tensor whose every element is `value`, captioned on its right."""
     _grid(ax, x, y, [[value] * 3] * 2, [[fill] * 3] * 2, size=0.3)
-    ax.text(x + 1.05, y - 0.3, caption, fontsize=8.5, va="center", color=INK)
+    ax.text(x + 1.05, y - 0.3, caption, fontsize=10.5, va="center", color=INK)
 
 
 def placeholder_lost_write_figure() -> Figure:
@@ -336,7 +454,7 @@ def placeholder_lost_write_figure() -> Figure:
         ),
     )
     for x, title, end_fill, end_caption, end_value in columns:
-        ax.text(x, 4.3, title, fontsize=10.5, weight="bold")
+        ax.text(x, 4.3, title, fontsize=12.5, weight="bold")
         _state(ax, x + 0.1, 4.05, "output: a non-contiguous\nview (say, a .T)", "0", BLUE)
         _arrow(ax, (x + 0.55, 3.4), (x + 0.55, 3.1), "gather")
         _state(ax, x + 0.1, 3.05, "a contiguous\ntemporary copy", "0", TEMP)
@@ -348,7 +466,7 @@ def placeholder_lost_write_figure() -> Figure:
         0.2,
         0.12,
         "Both kernels compute the same result; only the second one copies it back into the output.",
-        fontsize=9,
+        fontsize=11,
         color=INK,
     )
     return fig

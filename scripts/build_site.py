@@ -299,8 +299,7 @@ def _first_drawing(source: str, names: tuple[tuple[str, str], ...]) -> str | Non
     parts = [note_html(FIRST_DRAWING)]
     if panel.figure is not None:
         png = base64.b64encode(panel.image.value).decode("ascii")
-        alt = html.escape(figure_alt(panel.figure), quote=True)
-        parts.append(f"<img src='data:image/png;base64,{png}' alt='{alt}' style='max-width:100%'>")
+        parts.append(image_html(png, figure_alt(panel.figure)))
     parts.append(panel.text.value)
     return "".join(parts)
 
@@ -322,18 +321,32 @@ def own_progress_folder() -> Iterator[str]:
 
 
 def figure_alt(figure) -> str:
-    """What a panel's figure shows, from its axes' own titles and labels (the image's alt text)."""
-    described = []
-    for ax in figure.axes:
-        labels = ", ".join(
-            f"{name}: {label}"
-            for name, label in (("x", ax.get_xlabel()), ("y", ax.get_ylabel()))
-            if label
+    """What a panel's figure shows (course.figures.figure_alt: its description, titles, axes and
+    legend), as the alt text of the widget's first drawing."""
+    from course.figures import figure_alt as shown
+
+    said = shown(figure)
+    return f"The widget's first drawing: {said}" if said else "The widget's first drawing"
+
+
+def image_html(png_base64: str, alt: str) -> str:
+    """A PNG as an <img> that says what it shows."""
+    alt = html.escape(alt, quote=True)
+    return f"<img src='data:image/png;base64,{png_base64}' alt='{alt}' style='max-width:100%'>"
+
+
+def stored_figure_html(output: nbformat.NotebookNode, source: str) -> str:
+    """A stored figure output as an <img> with the alt text its figure carried when the notebook
+    ran (course.figures.figure_output puts it in the output's metadata). nbconvert writes a PNG
+    output with no alt at all, so a figure without one is refused, naming its cell."""
+    alt = output.get("metadata", {}).get("image/png", {}).get("alt", "")
+    if not alt.strip():
+        last = source.strip().splitlines()[-1] if source.strip() else "(empty cell)"
+        raise CourseError(
+            f"the figure of the cell ending {last!r} has no alt text: show it through a course "
+            "figure builder (course.figures.describe) and re-execute the notebook"
         )
-        words = [ax.get_title(), f"({labels})" if labels else ""]
-        described.append(" ".join(word for word in words if word))
-    shown = "; ".join(part for part in described if part)
-    return f"The widget's first drawing: {shown}" if shown else "The widget's first drawing"
+    return image_html(output["data"]["image/png"].strip(), alt)
 
 
 def note_html(text: str) -> str:
@@ -352,6 +365,9 @@ def static_page_notebook(nb: nbformat.NotebookNode, draw: bool = True) -> nbform
         outputs = cell.get("outputs", [])
         for output in outputs:
             data = output.get("data", {})
+            if "image/png" in data:  # a figure, or a widget's static fallback
+                data["text/html"] = stored_figure_html(output, cell.source)
+                del data["image/png"]
             if WIDGET_MIME not in data:
                 continue
             del data[WIDGET_MIME]

@@ -24,7 +24,6 @@ from course.figures import FIGURES, figure_png
 
 ROOT = Path(__file__).resolve().parents[1]
 ASSETS = ROOT / "assets"
-DPI = 100
 
 
 def draw_all(out_dir: Path) -> list[Path]:
@@ -33,7 +32,7 @@ def draw_all(out_dir: Path) -> list[Path]:
     written = []
     for name, draw in FIGURES.items():
         path = out_dir / f"{name}.png"
-        path.write_bytes(figure_png(draw(), dpi=DPI))
+        path.write_bytes(figure_png(draw()))  # at the DPI of every course figure
         written.append(path)
     return written
 

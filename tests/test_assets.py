@@ -8,10 +8,11 @@ from pathlib import Path
 
 import nbformat
 import pytest
+from matplotlib.text import Text
 from PIL import Image
 from PIL.PngImagePlugin import PngInfo
 
-from course.figures import FIGURES
+from course.figures import CELL_WIDTH_PX, FIGURES, MIN_FONT_PT
 
 ROOT = Path(__file__).resolve().parents[1]
 _spec = importlib.util.spec_from_file_location("make_assets", ROOT / "scripts/make_assets.py")
@@ -44,6 +45,19 @@ def test_assets_holds_nothing_but_the_figures():
 @pytest.mark.parametrize("name", sorted(FIGURES))
 def test_assets_are_modest(name):
     assert (make_assets.ASSETS / f"{name}.png").stat().st_size < MAX_BYTES
+
+
+@pytest.mark.parametrize("name", sorted(FIGURES))
+def test_diagrams_fit_a_cell_with_text_of_at_least_10_pt(name, fresh):
+    """Drawn at the size a notebook shows them (a wider PNG is scaled down, its text too)."""
+    with Image.open(fresh / f"{name}.png") as image:
+        assert image.width <= CELL_WIDTH_PX, f"{name}: {image.width} px"
+    small = {
+        text.get_text(): text.get_fontsize()
+        for text in FIGURES[name]().findobj(Text)
+        if text.get_text().strip() and text.get_fontsize() < MIN_FONT_PT
+    }
+    assert not small, f"{name}: text below {MIN_FONT_PT} pt: {small}"
 
 
 def test_stale_names_a_missing_a_resized_and_a_changed_file(fresh, tmp_path):

@@ -3,22 +3,36 @@
 from __future__ import annotations
 
 import struct
+import subprocess
+import sys
 from collections.abc import Callable
 from types import SimpleNamespace
 
 import pytest
 import torch
 from matplotlib.axes import Axes
+from matplotlib.colors import to_hex
+from matplotlib.container import ErrorbarContainer
 from matplotlib.figure import Figure
+from matplotlib.lines import Line2D
+from matplotlib.patches import Polygon, Rectangle
 from matplotlib.text import Text
 
 from course.figures import (
     CELL_WIDTH_PX,
     DPI,
+    MAX_SERIES,
     MIN_FONT_PT,
+    PALETTE,
+    describe,
+    description,
+    figure_alt,
+    figure_output,
     figure_png,
     fitted_figure,
     integer_ticks,
+    series_style,
+    use_palette,
 )
 
 
@@ -164,10 +178,34 @@ def _builders() -> dict[str, Callable[[], Figure]]:
     }
 
 
-@pytest.mark.parametrize("name", sorted(_builders()))
+def _explorer(preset: str, shape: str = "", ops: str = "") -> Callable[[], Figure]:
+    from course.layout.explorer import PRESETS, draw_explorer
+
+    shape, ops = PRESETS.get(preset, (shape, ops))
+    return lambda: draw_explorer(preset, shape, ops, "", "-1").figure
+
+
+def _dispatch_path() -> Figure:
+    from course.dispatch.explorer import draw_explorer
+
+    return draw_explorer("addcmul_", "CPU tensor, requires_grad").figure
+
+
+def _all_builders() -> dict[str, Callable[[], Figure]]:
+    """Every figure builder: the plots, each stride-explorer preset (and views wider than its
+    strip), the dispatch explorer's path."""
+    from course.layout.explorer import CUSTOM, PRESETS
+
+    explorers = {f"explorer: {preset}": _explorer(preset) for preset in PRESETS}
+    explorers["explorer: 64 in a row"] = _explorer(CUSTOM, "64", "")
+    explorers["explorer: 2 rows of 30, 3-d"] = _explorer(CUSTOM, "2, 1, 30", "")
+    return {**_builders(), **explorers, "dispatch path": _dispatch_path}
+
+
+@pytest.mark.parametrize("name", sorted(_all_builders()))
 def test_every_course_figure_fits_the_cell_with_text_of_at_least_10_pt(name):
     """A wider PNG scrolls sideways or is scaled down (8 pt legends got small): drawn as shown."""
-    fig = _builders()[name]()
+    fig = _all_builders()[name]()
     png = figure_png(fig)
     width = struct.unpack(">I", png[16:20])[0]  # the PNG header's width field
     assert width <= CELL_WIDTH_PX, f"{name}: {width} px"
@@ -178,9 +216,115 @@ def test_every_course_figure_fits_the_cell_with_text_of_at_least_10_pt(name):
     }
     small = {label: size for label, size in sizes.items() if size < MIN_FONT_PT}
     assert not small, f"{name}: text below {MIN_FONT_PT} pt: {small}"
+    if fig.get_layout_engine() is None:  # a diagram: cropped to its content when saved
+        return
     drawn = fig.get_tightbbox()  # in inches: everything drawn, as a tight crop would keep it
     width_in, height_in = fig.get_size_inches()
     inside = drawn.x0 > -0.02 and drawn.y0 > -0.02
     assert inside and drawn.x1 < width_in + 0.02 and drawn.y1 < height_in + 0.02, (
         f"{name}: drawn {drawn.bounds} beyond the figure's {width_in:.2f} x {height_in:.2f} in"
     )
+
+
+# --- one colour-blind-safe palette, never colour alone, and alt text ------------------------------
+
+PALETTE_HEX = set(PALETTE.values())
+# course.ui's smoke-test bar chart (widget_check) is drawn by course/ui.py
+OWN_COLOURS = {"widget_check"}
+
+
+def _series(ax: Axes) -> list[Line2D]:
+    """The axes' visible lines, less the caps of error bars (drawn in their line's colour)."""
+    caps = {id(cap) for c in ax.containers if isinstance(c, ErrorbarContainer) for cap in c[1]}
+    return [line for line in ax.get_lines() if line.get_visible() and id(line) not in caps]
+
+
+def _look(line: Line2D) -> tuple[object, str]:
+    """What tells a line apart besides its colour: its dash pattern and its marker."""
+    dashes = "solid" if line.get_linestyle() == "-" else line._unscaled_dash_pattern
+    return dashes, str(line.get_marker())
+
+
+@pytest.mark.parametrize("name", sorted(set(_all_builders()) - OWN_COLOURS))
+def test_every_figure_draws_in_the_palette_and_never_by_colour_alone(name):
+    fig = _all_builders()[name]()
+    for ax in fig.axes:
+        lines = _series(ax)
+        for line in lines:
+            assert to_hex(line.get_color()) in PALETTE_HEX, (name, line.get_label())
+        looks = [_look(line) for line in lines]
+        assert len(set(looks)) == len(looks), f"{name}: lines differ only by colour: {looks}"
+        filled = [p for p in ax.patches if isinstance(p, Rectangle | Polygon) and p.get_fill()]
+        for patch in filled:
+            assert to_hex(patch.get_facecolor(), keep_alpha=False) in PALETTE_HEX, name
+        stepped = [p for p in ax.patches if isinstance(p, Polygon) and not p.get_fill()]
+        for patch in stepped:
+            assert to_hex(patch.get_edgecolor(), keep_alpha=False) in PALETTE_HEX, name
+        dashes = [(p.get_linestyle(), p.get_hatch()) for p in stepped]
+        assert len(set(dashes)) == len(dashes), f"{name}: outlines differ only by colour"
+
+
+@pytest.mark.parametrize("name", sorted(_all_builders()))
+def test_every_figure_says_what_it_shows(name):
+    fig = _all_builders()[name]()
+    if name not in OWN_COLOURS:
+        assert len(description(fig).split()) >= 10, f"{name}: describe() what it shows"
+    alt = figure_alt(fig)
+    assert alt.startswith(description(fig)) and len(alt.split()) >= 4, alt
+
+
+def test_the_alt_text_reads_titles_axes_and_legend():
+    fig = describe(Figure(), "Two lines.")
+    ax = use_palette(fig.add_subplot())
+    ax.plot([1, 2], label="a")
+    ax.plot([2, 1], label="b")
+    ax.set(title="loss", xlabel="step\nt", ylabel="value")
+    ax.legend()
+    assert figure_alt(fig) == "Two lines. loss (x: step t, y: value) legend: a, b"
+    bare = Figure()
+    bare.add_subplot()
+    assert figure_alt(bare) == ""
+
+
+def test_figures_display_with_their_alt_text():
+    png, metadata = figure_output(describe(fitted_figure(200, 100), "An empty plot"))
+    assert png.startswith(b"\x89PNG") and metadata == {"alt": "An empty plot"}
+
+
+def test_series_styles_never_repeat_a_look_and_say_the_allowed_range():
+    for marked in (False, True):
+        looks = []
+        with pytest.raises(ValueError, match="series index=.*allowed: 0 to"):
+            for index in range(MAX_SERIES + 1):
+                style = series_style(index, marked)
+                assert style["color"] in PALETTE_HEX
+                looks.append((style["linestyle"], style["marker"]))
+        assert len(looks) >= 20 and len(set(looks)) == len(looks)
+    assert all(series_style(i, marked=True)["marker"] != "None" for i in range(20))
+
+
+def test_a_sweep_of_more_runs_than_styles_shows_the_latest():
+    from course.story import sweep
+
+    runs = {sweep.Setting(lr=n): _history(5) for n in range(MAX_SERIES + 3)}
+    ax = sweep.sweep_figure(runs).axes[0]
+    labels = [line.get_label() for line in ax.get_lines()]
+    assert labels[0] == "#4" and labels[-1] == f"#{MAX_SERIES + 3}" and len(labels) == MAX_SERIES
+    assert str(MAX_SERIES) in ax.get_title()
+
+
+def test_a_notebook_stores_a_course_figure_with_its_alt_text(tmp_path):
+    """As a kernel shows a returned Figure: the PNG, and the alt text in the output's metadata."""
+    script = (
+        "from IPython.core.interactiveshell import InteractiveShell\n"
+        "shell = InteractiveShell.instance()\n"
+        "import course\n"
+        "from course.figures import describe, fitted_figure\n"
+        "figure = describe(fitted_figure(90, 90), 'A dot')\n"
+        "data, metadata = shell.display_formatter.format(figure)\n"
+        "print(data['image/png'][:4], metadata)\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, cwd=tmp_path, check=True
+    ).stdout
+    assert out.strip() == "b'\\x89PNG' {'image/png': {'alt': 'A dot'}}", out

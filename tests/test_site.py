@@ -46,6 +46,7 @@ class _Links(HTMLParser):
         super().__init__()
         self.links: list[str] = []
         self.loads: list[str] = []  # what the page fetches by itself (scripts, styles, images)
+        self.alts: list[str | None] = []  # each <img>'s alt text (None: no alt attribute)
 
     def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
         wanted = {"a": "href", "img": "src", "script": "src", "link": "href"}.get(tag)
@@ -54,6 +55,8 @@ class _Links(HTMLParser):
             self.links += values
         if tag != "a":
             self.loads += values
+        if tag == "img":
+            self.alts.append(dict(attrs).get("alt"))
 
 
 def parsed(path: Path) -> _Links:
@@ -162,9 +165,12 @@ def _build_tiny(tmp_path: Path, fake_web: Path, cells: list, draw: bool = True) 
 
 def _widget_cell(source: str, with_figure: bool = False):
     data = {build_site.WIDGET_MIME: {"model_id": "abc", "version_major": 2}, "text/plain": "P()"}
+    metadata = {}
     if with_figure:
         data["image/png"] = "iVBORw0KGgo="
-    return new_code_cell(source, outputs=[new_output("display_data", data=data)])
+        metadata = {"image/png": {"alt": "A panel's static figure of one loss curve"}}
+    output = new_output("display_data", data=data, metadata=metadata)
+    return new_code_cell(source, outputs=[output])
 
 
 TITLE = new_markdown_cell("# 00 · Tiny\n\nDoes it build? Next: [01_next.ipynb](01_next.ipynb)")
@@ -202,6 +208,42 @@ def test_a_course_panel_shows_its_first_drawing(tmp_path, fake_web):
     alt = "The widget's first drawing: squares of 1..4 (x: i, y: i²)"
     assert f'<img alt="{alt}" src="data:image/png;base64,' in text
     assert "Widgets work: the slider says 4." in text  # the panel's text under its figure
+
+
+GENERIC_ALTS = {"image", "figure", "plot", "png", "no description has been provided for this image"}
+
+
+@pytest.mark.parametrize("kind, suffix", [("site", ".html"), ("slides", ".slides.html")])
+def test_no_image_on_the_site_or_the_decks_lacks_a_specific_alt(built, kind, suffix):
+    """A screen reader reads the alt instead of the image: never missing, empty or generic."""
+    shown = 0
+    for lesson in LESSONS:
+        page = built[kind] / build_site.page_name(lesson, suffix)
+        for alt in parsed(page).alts:
+            shown += 1
+            assert alt is not None and alt.strip(), f"{page.name}: an <img> without alt text"
+            said = alt.strip().lower().removeprefix("the widget's first drawing").strip(" :")
+            assert said not in GENERIC_ALTS and len(said.split()) >= 5, f"{page.name}: {alt!r}"
+    assert shown >= 10  # the diagrams and the stored figures are all there
+
+
+def _figure_cell(metadata: dict) -> nbformat.NotebookNode:
+    data = {"image/png": "iVBORw0KGgo=", "text/plain": "<Figure size 700x300 with 1 Axes>"}
+    output = new_output("display_data", data=data, metadata=metadata)
+    return new_code_cell("loss_figure(runs)", outputs=[output])
+
+
+def test_a_stored_figure_keeps_the_alt_text_it_was_shown_with(tmp_path, fake_web):
+    alt = 'Line plot of the loss, "transposed" & contiguous'
+    text = _build_tiny(tmp_path, fake_web, [TITLE, _figure_cell({"image/png": {"alt": alt}})])
+    images = _Links()
+    images.feed(text)
+    assert images.alts == [alt] and "data:image/png;base64,iVBORw0KGgo=" in text
+
+
+def test_a_stored_figure_without_alt_text_is_refused_naming_its_cell(tmp_path, fake_web):
+    with pytest.raises(CourseError, match=r"'loss_figure\(runs\)' has no alt text.*describe"):
+        _build_tiny(tmp_path, fake_web, [TITLE, _figure_cell({})])
 
 
 def test_a_figure_without_titles_still_has_alt_text():

@@ -14,7 +14,14 @@ import torch
 
 from course.adam.scratch import MAX_ADAM_STEPS, bias_corrections, update_moments
 from course.errors import CourseError, require_int
-from course.figures import fitted_figure, integer_ticks
+from course.figures import (
+    PALETTE,
+    REFERENCE_LINE,
+    describe,
+    fitted_figure,
+    integer_ticks,
+    series_style,
+)
 from course.ui import Drawing, Panel, html_table
 
 MEAN, NOISE = 1.0, 0.5  # the stream's true mean and spread: what the moments should estimate
@@ -73,26 +80,35 @@ def draw(beta1: float, beta2: float, step_range: tuple[int, int], seed: int = 0)
     window = slice(first - 1, last)
     fig = fitted_figure(height_px=300)
     factors, first_moment, second_moment = fig.subplots(1, 3)
-    factors.semilogy(steps, result["factor1"][window], label="1 / (1 - beta1**t)")
-    factors.semilogy(steps, result["factor2"][window], label="1 / (1 - beta2**t)")
+    solid, dashed = series_style(0), series_style(1)  # raw/beta1 and corrected/beta2 alike
+    factors.semilogy(steps, result["factor1"][window], label="1 / (1 - beta1**t)", **solid)
+    factors.semilogy(steps, result["factor2"][window], label="1 / (1 - beta2**t)", **dashed)
     factors.set_title("correction factors:\n1 / (1 - beta**t)", fontsize=10)
     factors.set(xlabel="step t")
-    first_moment.plot(steps, grads[window], ".", color="#bbb", label="gradient")
-    first_moment.axhline(MEAN, color="k", lw=0.8, ls="--", label="true mean")
+    first_moment.plot(
+        steps, grads[window], ".", color=PALETTE["sky blue"], markersize=4, label="gradient"
+    )
+    first_moment.axhline(MEAN, **REFERENCE_LINE, label="true mean")
     first_moment.set_title("first moment:\nm vs m_hat", fontsize=10)
     first_moment.set(xlabel="step t")
-    second_moment.axhline((MEAN**2 + NOISE**2) ** 0.5, color="k", lw=0.8, ls="--", label="true RMS")
+    second_moment.axhline((MEAN**2 + NOISE**2) ** 0.5, **REFERENCE_LINE, label="true RMS")
     second_moment.set_title("second moment:\nsqrt(v) vs sqrt(v_hat)", fontsize=10)
     second_moment.set(xlabel="step t")
     for ax, raw, corrected in (
         (first_moment, result["m"], result["m_hat"]),
         (second_moment, result["v"].sqrt(), result["v_hat"].sqrt()),
     ):
-        ax.plot(steps, raw[window], label="raw")
-        ax.plot(steps, corrected[window], label="corrected")
+        ax.plot(steps, raw[window], label="raw", **solid)
+        ax.plot(steps, corrected[window], label="corrected", **dashed)
     for ax in (factors, first_moment, second_moment):
         ax.legend()
         integer_ticks(ax)
+    describe(
+        fig,
+        f"Three line plots over steps {first} to {last} for beta1={beta1}, beta2={beta2}: the "
+        "two correction factors, then the raw and bias-corrected first and second moments "
+        "beside their true values",
+    )
     return Drawing(fig, html_table(summary_rows(result, first, last)))
 
 

@@ -19,6 +19,7 @@ import html
 import importlib
 import inspect
 from dataclasses import dataclass
+from pathlib import Path
 from types import ModuleType
 
 import torch
@@ -73,9 +74,20 @@ class AdamSource:
             for e in self.state + self.ops
         ]
 
+    @property
+    def shown_name(self) -> str:
+        """The file's path inside the installed packages (torch/optim/adam.py): the same on every
+        machine, where the absolute path would show the machine that ran the notebook."""
+        packages = Path(torch.__file__).resolve().parents[1]
+        try:
+            return Path(self.filename).resolve().relative_to(packages).as_posix()
+        except ValueError:  # "<string>", or a file outside the installed torch
+            return self.filename
+
     def html(self, context: int = 1) -> str:
         """Each excerpt with `context` lines around it, line-numbered, found lines highlighted."""
-        parts = [f"<p><code>{html.escape(self.filename)}</code></p>"]
+        version = torch.__version__.split("+")[0]
+        parts = [f"<p><code>{html.escape(self.shown_name)}</code> (torch {version})</p>"]
         for first, last, labels, function in _blocks(self.state + self.ops):
             lo, hi = max(1, first - context), min(len(self.lines), last + context)
             body = "".join(

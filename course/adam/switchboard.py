@@ -20,7 +20,7 @@ from matplotlib.figure import Figure
 
 from course import emps
 from course.errors import CourseError, require_int, require_range
-from course.figures import fitted_figure, integer_ticks
+from course.figures import PALETTE, REFERENCE_LINE, describe, fitted_figure, integer_ticks
 from course.model.runs import run
 from course.progressbar import Progress
 from course.ui import Drawing, Panel, html_table
@@ -199,16 +199,20 @@ def outcome_figure(results: list[Outcome], highlight: str | None = None) -> Figu
     for ax, outcome in zip(axes, results, strict=True):
         change = [c if math.isfinite(c) else float("nan") for c in outcome.encoder_change]
         shown = [max(c, 1e-12) for c in change]  # frozen = exactly 0, drawn at the floor
-        ax.semilogy(range(1, len(shown) + 1), shown, marker=".")
-        ax.axhline(EXPLODE_FACTOR * outcome.lr, color="grey", lw=0.8, ls="--")
+        ax.semilogy(range(1, len(shown) + 1), shown, marker=".", color=PALETTE["blue"])
+        ax.axhline(EXPLODE_FACTOR * outcome.lr, **REFERENCE_LINE)
         bold = "bold" if outcome.case.label == highlight else "normal"
         ax.set_title(f"{outcome.case.label}: {outcome.verdict}", fontsize=10, fontweight=bold)
         ax.set_xlabel("step")
         ax.set_xlim(0.5, len(shown) + 0.5)  # also for a single step
         integer_ticks(ax)
     axes[0].set_ylabel("max |encoder - initial|")
-    fig.suptitle("dashed: 100 x lr (above: an explosion); frozen: at the floor", fontsize=10)
-    return fig
+    fig.suptitle("dotted: 100 x lr (above: an explosion); frozen: at the floor", fontsize=10)
+    return describe(
+        fig,
+        "One log-scale line plot per switchboard case, side by side: how far the encoder's "
+        "weights moved from their start after each step, each panel titled with its verdict",
+    )
 
 
 def switchboard() -> Panel:

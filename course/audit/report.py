@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from matplotlib.figure import Figure
 
 from course.audit.judge import VERDICTS, AuditResult
-from course.figures import fitted_figure
+from course.figures import describe, fitted_figure
 from course.tables import text_table as format_table
 
 
@@ -88,8 +88,22 @@ def flagged_figure(results_by_device: dict[str, Sequence[AuditResult]]) -> Figur
     fig = fitted_figure(150 + 120 * len(results_by_device), max(260, 80 + 28 * len(ops)))
     ax = fig.add_subplot()
     image = ax.imshow(grid, cmap="Reds", vmin=0, aspect="auto")
+    darkest = max(max(row) for row in grid) or 1
+    for row, counts in enumerate(grid):  # each cell says its number: never the shade alone
+        for column, count in enumerate(counts):
+            ink = "white" if count > darkest / 2 else "black"
+            ax.text(column, row, str(count), ha="center", va="center", fontsize=10, color=ink)
     ax.set_xticks(range(len(results_by_device)), list(results_by_device), rotation=20)
     ax.set_yticks(range(len(ops)), ops)
     fig.colorbar(image, ax=ax, label="(overload, dtype, layout)\nresults flagged")
     ax.set_title("Where writes go wrong", fontsize=10)
-    return fig
+    return describe(
+        fig,
+        "A grid of the ops flagged anywhere (rows) by device profile (columns); each cell shows "
+        "how many of the op's (overload, dtype, layout) results were flagged there: "
+        + "; ".join(
+            f"{device}: "
+            + (", ".join(f"{op} {n}" for op, n in zip(ops, column, strict=True) if n) or "none")
+            for device, column in zip(results_by_device, zip(*grid, strict=True), strict=True)
+        ),
+    )

@@ -25,6 +25,7 @@ from course.dispatch.tables import (
     registered_kernels,
 )
 from course.errors import CourseError, require_choice
+from course.figures import describe
 from course.ui import Drawing, Panel
 
 # The kinds of tensor a learner can send the call to (each built fresh, 2x3 float32).
@@ -107,7 +108,8 @@ def path_figure(entry: RegistryEntry, steps: list[Step], tensor: torch.Tensor) -
                 xytext=(0.5, y + 0.62),
                 arrowprops={"arrowstyle": "->", "color": "#555555"},
             )
-    return fig
+    path = ", then ".join(title for title, _detail, _style in labels)
+    return describe(fig, f"The path of one call, top to bottom: {path}. {labels[-1][1]}")
 
 
 # A column's blocks: a heading line and detail lines under it, wrapping at spaces (and, for a

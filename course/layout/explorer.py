@@ -21,9 +21,11 @@ import torch
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.colors import ListedColormap
 from matplotlib.figure import Figure
+from matplotlib.patches import Rectangle
 
 from course.errors import CourseError, require_choice
 from course.exercises import TEXT_WIDTH, wrapped
+from course.figures import BLUE, GREY, INK, MIN_FONT_PT, ORANGE, describe
 from course.layout.calculator import (
     Layout,
     apply_chain,
@@ -42,8 +44,9 @@ CELL_IN = 0.36  # one cell, in inches
 CHARS = 4  # monospace characters per cell: the numbers' font size follows from it
 MONO = "DejaVu Sans Mono"  # ships with matplotlib
 FONT_PT = CELL_IN * 72 / (CHARS * 0.602)  # DejaVu Sans Mono advances 0.602 em per character
-# past the end of storage, unused by the view, in the view, the selected element
-COLOURS = ListedColormap(["#ffffff", "#e0e0e0", "#9ecae1", "#fd8d3c"])
+# past the end of storage, unused by the view, in the view, the selected element (outlined too)
+PAST_END, UNUSED, IN_VIEW, SELECTED = range(4)
+COLOURS = ListedColormap(["#ffffff", GREY, BLUE, ORANGE])
 
 PRESETS: dict[str, tuple[str, str]] = {
     "the encoder: decoder.weight.T": ("4, 6", "T"),
@@ -144,28 +147,60 @@ def _cells(
             multialignment="right",
             **style,
         )
-    ax.set_title(title, fontsize=9, loc="left")
+    for r, row in enumerate(codes):  # the selected element: outlined, not only orange
+        for c, code in enumerate(row):
+            if code == SELECTED:
+                ax.add_patch(Rectangle((c, r), 1, 1, fill=False, ec=INK, lw=2.5))
+    ax.set_title(title, fontsize=MIN_FONT_PT, loc="left")
     ax.set_axis_off()
 
 
-def draw_layout(layout: Layout, storage: list[int], selected: tuple[int, ...]) -> Figure:
-    """Storage strip on top (used slots blue, the selected one orange), logical grid below."""
+def _view_grid(
+    layout: Layout, storage: list[int], selected: tuple[int, ...]
+) -> tuple[list[list[int]], list[list[str]], list[str]]:
+    """The logical view's cells (codes, labels) and row names; a last dimension longer than
+    STRIP_WIDTH wraps onto several rows, each named by the slice it holds (so the figure stays
+    within a notebook cell)."""
     indices = list(itertools.product(*(range(s) for s in layout.shape)))
-    used = {layout.storage_index(i) for i in indices}
+    cols = layout.shape[-1] if layout.shape else 1
+    shown = min(cols, STRIP_WIDTH)
+    chunks = math.ceil(cols / shown)
+    rows = max(len(indices) // max(cols, 1), 1) * chunks
+    codes = [[0] * shown for _ in range(rows)]
+    labels = [[""] * shown for _ in range(rows)]
+    names = []
+    for k, index in enumerate(indices):
+        line, column = divmod(k, cols)
+        r, c = line * chunks + column // shown, column % shown
+        codes[r][c] = SELECTED if index == selected else IN_VIEW
+        labels[r][c] = str(storage[layout.storage_index(index)])
+        if c == 0:
+            prefix = "".join(f"{i}, " for i in index[:-1])
+            end = min(column + shown, cols)
+            names.append(f"[{prefix}{column}:{end}]" if chunks > 1 else f"[{prefix}:]")
+    return codes, labels, names if chunks > 1 or len(layout.shape) > 2 else []
+
+
+def draw_layout(layout: Layout, storage: list[int], selected: tuple[int, ...]) -> Figure:
+    """Storage strip on top (used slots blue, the selected one orange and outlined), logical
+    grid below."""
+    used = {layout.storage_index(i) for i in itertools.product(*(range(s) for s in layout.shape))}
     chosen = layout.storage_index(selected)
     width = max(min(len(storage), STRIP_WIDTH), 1)
     strip_rows = max(math.ceil(len(storage) / width), 1)
-    cols = layout.shape[-1] if layout.shape else 1
-    rows = max(len(indices) // max(cols, 1), 1)
-    grid_height = rows * CELL_IN + 0.55  # cells, then room for the title
+    grid_codes, grid_labels, row_names = _view_grid(layout, storage, selected)
+    grid_height = len(grid_codes) * CELL_IN + 0.55  # cells, then room for the title
     fig = Figure(
-        figsize=(max(width, cols) * CELL_IN + 1.0, grid_height + strip_rows * CELL_IN + 0.6)
+        figsize=(
+            max(width, len(grid_codes[0])) * CELL_IN + 1.0,
+            grid_height + strip_rows * CELL_IN + 0.6,
+        )
     )
     codes = [[0] * width for _ in range(strip_rows)]
     labels = [[""] * width for _ in range(strip_rows)]
     for address, value in enumerate(storage):
         r, c = divmod(address, width)
-        codes[r][c] = 3 if address == chosen else 2 if address in used else 1
+        codes[r][c] = SELECTED if address == chosen else IN_VIEW if address in used else UNUSED
         labels[r][c] = str(value)
     _cells(
         fig,
@@ -175,22 +210,16 @@ def draw_layout(layout: Layout, storage: list[int], selected: tuple[int, ...]) -
         [f"@{r * width}" for r in range(strip_rows)],
         "storage: flat memory (row labels are addresses)",
     )
-    grid_codes = [[2] * cols for _ in range(rows)]
-    grid_labels = [[""] * cols for _ in range(rows)]
-    for k, index in enumerate(indices):
-        r, c = divmod(k, cols)
-        grid_codes[r][c] = 3 if index == selected else 2
-        grid_labels[r][c] = str(storage[layout.storage_index(index)])
-    prefixes = [str(list(i[:-1]))[:-1] + ", :]" for i in indices[::cols]]
     _cells(
-        fig,
-        (0.8, 0.1),
-        grid_codes,
-        grid_labels,
-        prefixes if len(layout.shape) > 2 else [],
-        f"logical view, shape {layout.shape}",
+        fig, (0.8, 0.1), grid_codes, grid_labels, row_names, f"logical view, shape {layout.shape}"
     )
-    return fig
+    return describe(
+        fig,
+        f"Top: the storage, {len(storage)} numbers in rows of {width}, the slots the view uses "
+        f"shaded. Below: the view, shape {layout.shape}, stride {layout.stride}, offset "
+        f"{layout.offset}, each element showing the number it reads. Element {selected} "
+        f"(outlined) reads storage[{chosen}] = {storage[chosen]}",
+    )
 
 
 def _index_arithmetic(layout: Layout, index: tuple[int, ...]) -> str:

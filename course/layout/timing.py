@@ -20,7 +20,7 @@ import torch
 from matplotlib.figure import Figure
 
 from course.errors import require_range
-from course.figures import fitted_figure
+from course.figures import PALETTE, REFERENCE_LINE, describe, fitted_figure
 
 OPS: dict[str, Callable[[torch.Tensor], object]] = {
     "x + 1": lambda x: x + 1,
@@ -101,17 +101,22 @@ def timing_figure(timings: list[Timing], sweep: list[tuple[int, float]]) -> Figu
     """Left: transposed/contiguous time ratio per op. Right: cost per float against stride."""
     fig = fitted_figure(height_px=324)
     left, right = fig.subplots(1, 2)
-    left.barh([t.op for t in timings], [t.ratio for t in timings], color="#9ecae1")
-    left.axvline(1.0, color="black", linewidth=0.8)
+    left.barh([t.op for t in timings], [t.ratio for t in timings], color=PALETTE["sky blue"])
+    left.axvline(1.0, **REFERENCE_LINE)
     left.set_xlabel("time on transposed x / time on contiguous x")
     left.invert_yaxis()
-    right.plot([s for s, _ in sweep], [ns for _, ns in sweep], marker="o")
+    right.plot([s for s, _ in sweep], [ns for _, ns in sweep], marker="o", color=PALETTE["blue"])
     right.set_xscale("log", base=2)
-    right.axvline(16, color="#fd8d3c", linestyle="--", label="16 floats = one 64-byte cache line")
+    right.axvline(16, **REFERENCE_LINE, label="16 floats = one 64-byte cache line")
     right.set_xlabel("stride (floats between consecutive reads)")
     right.set_ylabel("ns per float summed")
     right.legend()
-    return fig
+    return describe(
+        fig,
+        "Left, bars: how many times longer each op takes on a transposed tensor than on a "
+        "contiguous one (1 = as fast). Right, a line: the cost per float summed as the stride "
+        "between reads grows",
+    )
 
 
 def timing_text(timings: list[Timing]) -> str:

@@ -12,7 +12,7 @@ import torch
 from matplotlib.figure import Figure
 
 from course.errors import CourseError
-from course.figures import fitted_figure
+from course.figures import REFERENCE_LINE, describe, fitted_figure, series_style
 
 
 def best_cosines(decoder_weight: torch.Tensor, features: torch.Tensor) -> torch.Tensor:
@@ -38,14 +38,27 @@ def recovery_figure(cosines: dict[str, torch.Tensor], threshold: float = 0.8) ->
     fig = fitted_figure(640, 290)
     ax = fig.add_subplot()
     bins = torch.linspace(0, 1, 41).tolist()
-    for label, values in cosines.items():
+    for number, (label, values) in enumerate(cosines.items()):
         share = recovered(values, threshold)
-        ax.hist(values.tolist(), bins=bins, alpha=0.6, label=f"{label}: {share:.0%} recovered")
-    ax.axvline(threshold, color="grey", linestyle="--", linewidth=1)
+        style = series_style(number)  # outlines in each model's line style, not colour alone
+        ax.hist(
+            values.tolist(),
+            bins=bins,
+            histtype="step",
+            linewidth=1.8,
+            color=style["color"],
+            linestyle=style["linestyle"],
+            label=f"{label}: {share:.0%} recovered",
+        )
+    ax.axvline(threshold, **REFERENCE_LINE, label=f"threshold {threshold}")
     ax.set(
         xlabel="best |cosine| with a decoder column",
         ylabel="true features",
         title="Ground-truth feature recovery",
     )
     ax.legend()
-    return fig
+    return describe(
+        fig,
+        "Histograms, one outline per model, of each true feature's best cosine with a decoder "
+        f"column; features at or above {threshold} count as recovered",
+    )

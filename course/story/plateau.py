@@ -26,28 +26,33 @@ def loss_figure(runs: dict[str, Run], title: str = "Training loss", log: bool = 
     """Loss curves of several runs, overlaid (a plateau is a curve that flattens too high).
 
     `log=False` draws the loss on a linear scale, where a flattening tail looks flat."""
-    from course.figures import fitted_figure, integer_ticks
+    from course.figures import describe, fitted_figure, integer_ticks, use_palette
 
     fig = fitted_figure(*FIGURE_PX)
-    ax = fig.add_subplot()
+    ax = use_palette(fig.add_subplot())
     for label, one in runs.items():
         ax.plot(one.history.loss, label=label, linewidth=1.2)
     ax.set(xlabel="step", ylabel="reconstruction loss", title=title)
     ax.set_yscale("log" if log else "linear")
     integer_ticks(ax)
     ax.legend()
-    return fig
+    scale = "logarithmic" if log else "linear"
+    return describe(
+        fig, f"Line plot of the training loss per step ({scale} scale), one line per run"
+    )
 
 
 def change_figure(one: Run) -> Figure:
     """Max |w - w0| per step for encoder and decoder: a frozen tensor is a flat zero."""
-    from course.figures import fitted_figure, integer_ticks
+    from course.figures import describe, fitted_figure, integer_ticks, use_palette
 
     fig = fitted_figure(*FIGURE_PX)
-    ax = fig.add_subplot()
+    ax = use_palette(fig.add_subplot())
     for name in ("encoder.weight", "decoder.weight"):
         ax.plot(one.history.change[name], label=name, linewidth=1.5)
     ax.set(xlabel="step", ylabel="max |w - w0|", title="How far each weight moved from its start")
     integer_ticks(ax)
     ax.legend()
-    return fig
+    return describe(
+        fig, "Line plot of how far the encoder's and the decoder's weights moved from their start"
+    )

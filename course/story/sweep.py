@@ -15,7 +15,7 @@ from dataclasses import dataclass
 import ipywidgets as widgets
 from matplotlib.figure import Figure
 
-from course.figures import fitted_figure, integer_ticks
+from course.figures import MAX_SERIES, describe, fitted_figure, integer_ticks, use_palette
 from course.model.runs import Run, run
 from course.model.training import SCHEDULES
 from course.progressbar import Progress
@@ -65,14 +65,16 @@ def sweep_figure(runs: dict[Setting, Run]) -> Figure:
     """Every run's loss, numbered as in the table; the legend sits beside the axes, never on
     the curves, however many runs there are."""
     fig = fitted_figure(height_px=300)
-    ax = fig.add_subplot()
-    for number, one in enumerate(runs.values(), start=1):
+    ax = use_palette(fig.add_subplot())
+    numbered = list(enumerate(runs.values(), start=1))[-MAX_SERIES:]
+    for number, one in numbered:
         ax.plot(range(1, len(one.history.loss) + 1), one.history.loss, lw=1.2, label=f"#{number}")
-    ax.set(xlabel="step", ylabel="reconstruction loss", yscale="log", title="Loss per run")
+    title = "Loss per run" if len(runs) <= MAX_SERIES else f"Loss of the last {MAX_SERIES} runs"
+    ax.set(xlabel="step", ylabel="reconstruction loss", yscale="log", title=title)
     integer_ticks(ax)
-    columns = 1 + (len(runs) - 1) // 12
+    columns = 1 + (len(numbered) - 1) // 12
     ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1), ncols=columns)
-    return fig
+    return describe(fig, "Line plot of the loss per step of each run, numbered as in the table")
 
 
 def sweep_rows(runs: dict[Setting, Run]) -> list[dict[str, object]]:

@@ -35,6 +35,14 @@ TINY = textwrap.dedent("""
 """)
 
 
+def test_the_file_is_named_from_the_installed_packages_not_this_machine():
+    found = locate()
+    machine = str(Path(torch.__file__).resolve().parents[1])
+    assert found.shown_name == "torch/optim/adam.py"
+    assert "<code>torch/optim/adam.py</code>" in found.html() and machine not in found.html()
+    assert locate(TINY).shown_name == "<string>"
+
+
 def test_installed_source_excerpts_have_real_line_numbers():
     found = locate()
     assert found.filename == inspect.getsourcefile(ADAM)

@@ -36,7 +36,7 @@ import torch
 from matplotlib.figure import Figure
 
 from course.errors import CourseError, require_choice, require_int
-from course.figures import fitted_figure
+from course.figures import REFERENCE_LINE, describe, fitted_figure, series_style
 from course.kernels.cpp.build import op
 from course.kernels.cpp.harness import KERNEL_NAMES
 from course.progressbar import Progress
@@ -331,20 +331,26 @@ def plot(run: BenchRun) -> Figure:
     fig = fitted_figure(height_px=288 * len(layouts))
     axes = fig.subplots(len(layouts), 2, squeeze=False)
     for row, layout in zip(axes, layouts, strict=True):
-        for kernel in dict.fromkeys(t.kernel for t in run.timings):
+        for number, kernel in enumerate(dict.fromkeys(t.kernel for t in run.timings)):
+            style = series_style(number, marked=True)  # a few sizes: mark each point
             mine = [t for t in run.timings if t.kernel == kernel and t.layout == layout]
             ratios = [t.ratio_to_native for t in mine]
             row[0].errorbar(
                 [t.numel for t in mine],
                 [r.median for r in ratios],
                 yerr=[[r.median - r.low for r in ratios], [r.high - r.median for r in ratios]],
-                marker="o",
                 capsize=3,
                 label=kernel,
+                **style,
             )
             shown = [t for t in mine if t.bandwidth_fraction is not None]
-            row[1].plot([t.numel for t in shown], [t.bandwidth_fraction for t in shown], marker="o")
-        row[0].axhline(1.5, color="grey", linestyle=":", label="1.5x native")
+            row[1].plot(
+                [t.numel for t in shown],
+                [t.bandwidth_fraction for t in shown],
+                label=kernel,
+                **style,
+            )
+        row[0].axhline(1.5, **REFERENCE_LINE, label="1.5x native")
         row[0].set(
             xscale="log",
             yscale="log",
@@ -361,4 +367,9 @@ def plot(run: BenchRun) -> Figure:
         row[1].set_title(f"{layout} output:\nshare of an in-place add_'s bandwidth", fontsize=10)
         row[0].legend()
     fig.suptitle(f"{run.threads} thread(s), medians over rounds", fontsize=10)
-    return fig
+    return describe(
+        fig,
+        "Per output layout, two line plots against the number of elements, one line per kernel: "
+        "its time as a multiple of torch's own addcmul_ (error bars: the middle half of the "
+        "rounds), and its share of an in-place add_'s memory bandwidth",
+    )
