@@ -17,8 +17,8 @@ Figures are sized and rendered by `course.figures` (matplotlib only); this modul
 ipywidgets half.
 
 Accessible by design: every control must carry a `description` (the label a screen reader
-reads; Panel refuses one without), a panel's figure has alt text (`Drawing.alt`, else one
-written from the figure's own titles, axis labels and legend), and sliders' handles are named
+reads; Panel refuses one without), a panel's figure has alt text (`course.figures.figure_alt`:
+what `describe` attached, then its titles, axis labels and legend), and sliders' handles are named
 after their labels and a control disabled during work gives the keyboard's focus back
 (`ACCESS_HELPER`: ipywidgets does neither).
 """
@@ -37,7 +37,7 @@ import traitlets
 from matplotlib.figure import Figure
 
 from course.errors import CourseError
-from course.figures import figure_png, fitted_figure, integer_ticks
+from course.figures import describe, figure_alt, figure_png, fitted_figure, integer_ticks
 
 
 @dataclass
@@ -46,38 +46,12 @@ class Drawing:
 
     `note` is a passing remark about this drawing ("run #1 already used these settings"): the
     panel shows it above the figure and drops it as soon as a control changes, where it would
-    describe settings no longer shown. `alt` says what the figure shows, for a learner who
-    cannot see it; left empty, `figure_alt` writes it from the figure's own words.
+    describe settings no longer shown.
     """
 
     figure: Figure | None = None
     html: str = ""
     note: str = ""
-    alt: str = ""
-
-
-MAX_ALT = 400  # characters: alt text is read aloud in one go, a summary and not the data
-
-
-def figure_alt(fig: Figure) -> str:
-    """The figure in words, from its own: each plot's title, axis labels and legend entries, or,
-    for a diagram (axes off), the text written on it. For example "Figure. 'Loss per run': x
-    axis step; y axis loss; series #1, #2". A draw function that knows better passes
-    `Drawing.alt`."""
-    parts = [f"Figure: {fig.get_suptitle()}" if fig.get_suptitle() else "Figure"]
-    for ax in fig.axes:
-        labels = (("x", ax.get_xlabel()), ("y", ax.get_ylabel()))
-        said = [f"{axis} axis {label}" for axis, label in labels if label and ax.axison]
-        legend = ax.get_legend()
-        if legend and legend.get_texts():
-            said.append("series " + ", ".join(t.get_text() for t in legend.get_texts()))
-        written = [t.get_text() for t in ax.texts if t.get_text().strip()]
-        if written and not ax.axison:
-            said.append("reading " + "; ".join(written))
-        name = f"'{ax.get_title()}'" if ax.get_title() else ("a plot" if ax.axison else "a diagram")
-        parts.append(name + (": " + "; ".join(said) if said else ""))
-    text = " ".join(". ".join(parts).split())  # titles on two lines read as one
-    return text if len(text) <= MAX_ALT else text[: MAX_ALT - 3] + "..."
 
 
 def message_html(text: str, kind: str = "error") -> str:
@@ -337,7 +311,7 @@ class Panel(widgets.VBox):
         self.image.value = figure_png(drawing.figure) if shown else b""
         self.image.layout.display = None if shown else "none"
         # the <img>'s title: the name a screen reader reads for the figure
-        self.image.tooltip = (drawing.alt or figure_alt(drawing.figure)) if shown else None
+        self.image.tooltip = (figure_alt(drawing.figure) or None) if shown else None
         self.text.value = drawing.html
 
     def _show_error(self, text: str) -> None:
@@ -375,6 +349,7 @@ def widget_check() -> Panel:
         ax.bar(range(1, n + 1), [i * i for i in range(1, n + 1)], color="#1f5fa8")
         ax.set(title=f"squares of 1..{n}", xlabel="i", ylabel="i²")
         integer_ticks(ax)
+        describe(fig, f"A bar chart of the squares of 1 to {n}, one bar each")
         return Drawing(fig, message_html(f"Widgets work: the slider says {n}.", "ok"))
 
     slider = widgets.IntSlider(value=4, min=1, max=12, description="n")

@@ -11,8 +11,8 @@ import ipywidgets as widgets
 import pytest
 
 from course.errors import CourseError
-from course.figures import fitted_figure
-from course.ui import ACCESS_HELPER, BUSY, Drawing, Panel, figure_alt, html_table, widget_check
+from course.figures import describe, fitted_figure
+from course.ui import ACCESS_HELPER, BUSY, Drawing, Panel, html_table, widget_check
 
 
 def _panel(button: str | None = None) -> tuple[Panel, list[int]]:
@@ -260,6 +260,8 @@ def test_every_control_of_every_course_panel_has_a_label(builder, monkeypatch):
 
 
 def test_a_panels_figure_carries_alt_text_and_loses_it_with_the_figure():
+    """The <img>'s title (an Image has no alt) is course.figures.figure_alt of the figure."""
+
     def draw(n: int) -> Drawing:
         if n < 0:
             raise CourseError("negative")
@@ -268,23 +270,14 @@ def test_a_panels_figure_carries_alt_text_and_loses_it_with_the_figure():
         ax.plot([0, n], label="loss")
         ax.set(title="Loss\nper step", xlabel="step", ylabel="loss")
         ax.legend()
-        return Drawing(fig, alt="the loss falls" if n == 2 else "")
+        return Drawing(describe(fig, "The loss falls") if n == 2 else fig)
 
     panel = Panel({"n": widgets.IntText(value=1, description="n")}, draw)
-    assert panel.image.tooltip == "Figure. 'Loss per step': x axis step; y axis loss; series loss"
+    assert panel.image.tooltip == "Loss per step (x: step, y: loss) legend: loss"
     panel.controls["n"].value = 2
-    assert panel.image.tooltip == "the loss falls"
+    assert panel.image.tooltip.startswith("The loss falls. Loss per step")
     panel.controls["n"].value = -1
     assert panel.image.tooltip is None
-
-
-def test_a_diagrams_alt_text_reads_the_words_on_it():
-    fig = fitted_figure(300, 200)
-    ax = fig.add_subplot()
-    ax.axis("off")
-    ax.text(0, 0, "Python binding")
-    ax.text(0, 1, "CPU kernel")
-    assert figure_alt(fig) == "Figure. a diagram: reading Python binding; CPU kernel"
 
 
 def test_every_panel_carries_the_page_side_access_helper():

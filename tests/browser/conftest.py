@@ -23,6 +23,7 @@ import sys
 import time
 import urllib.error
 import urllib.request
+from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -238,21 +239,22 @@ def pytest_terminal_summary(terminalreporter) -> None:
 
 
 def _write_frame_findings(write) -> None:
-    """JupyterLab's own accessibility findings: a count per notebook, then each distinct one
-    once (the same toolbar repeats in every notebook)."""
+    """JupyterLab's own accessibility findings: per notebook, how many of each rule (every code
+    cell's editor repeats the same one), then one example of each rule."""
     if not _REPORT.frame_findings:
         return
     write("axe-core, JupyterLab's own interface (serious/critical; not the course's content):")
-    distinct = {}
+    examples = {}
     for name, found in _REPORT.frame_findings.items():
-        row = _REPORT.notebooks.get(name, {})
-        course = row.get("accessibility", "?")
-        write(f"  {name}: {len(found)} in JupyterLab's interface, {course} in the course's content")
+        course = _REPORT.notebooks.get(name, {}).get("accessibility", "?")
+        rules = Counter(finding.rule for finding in found)
+        counts = ", ".join(f"{rule} x{count}" for rule, count in sorted(rules.items()))
+        write(f"  {name}: {course} in the course's content; JupyterLab's: {counts or 'none'}")
         for finding in found:
-            distinct.setdefault((finding.rule, finding.target), finding)
-    for finding in distinct.values():
-        markup = " ".join(finding.html.split())[:100]
-        write(f"  JUPYTERLAB [{finding.impact}] {finding.rule}: {finding.target} -- {markup}")
+            examples.setdefault(finding.rule, finding)
+    for finding in examples.values():
+        markup = " ".join(finding.html.split())[:110]
+        write(f"  JUPYTERLAB [{finding.impact}] {finding.rule}: {finding.help} -- e.g. {markup}")
 
 
 @pytest.fixture(scope="session")
