@@ -1,11 +1,12 @@
 """How long a course panel takes to show that it heard an interaction (issue 27: 200 ms).
 
 The clock runs in the browser, so polling from Python adds nothing to it: before each interaction
-a listener on the panel notes `performance.now()` at the first input event Playwright dispatches
-(pointerdown, keydown, input, change), and a MutationObserver notes the first change to the
-panel's output part: the status line, message, figure or text below the control row. The
+a listener notes `performance.now()` at the first input event Playwright dispatches (pointerdown,
+keydown, input, change; a drag: its release), and a MutationObserver notes the first change to
+the panel's output part: the status line, message, figure or text below the control row. The
 control row is left out on purpose: a slider moving its own handle or a checkbox ticking itself
-says nothing about whether the kernel heard it. Response = first such change - the event.
+says nothing about whether the kernel heard it. Response = first such change - the event. The
+observer also counts new figures (an <img> given a new source), so a drag can be held to one.
 
 The notebook is not Run All'd: only its first code cell (the imports) and the cells that build
 the chosen panels run, found by their source, so the test stays inside CI's budget.
@@ -29,6 +30,7 @@ RESPONSE_LIMIT_MS = 200.0  # issue 27: a change or a status within 200 ms of eac
 CELLS_TIMEOUT_S = 240  # the chosen cells of the slowest notebook (training included)
 NO_START_S = 30  # no chosen cell started by then: the request was lost, ask once more
 HEARD_TIMEOUT_S = 30  # no change in the output part by then: the interaction was ignored
+DRAG_MOVES = 6  # positions a drag passes: a slider sending each would queue as many redraws
 MAX_SETTINGS_TRIED = 1  # a button panel: settings changed (then Run); each may train
 
 # Arms the measurement on one panel; the result lands in window.__courseResponse. The kernel's
@@ -36,32 +38,33 @@ MAX_SETTINGS_TRIED = 1  # a button panel: settings changed (then Run); each may 
 # after the event (a text box sends two on Enter: "submit", then its value), when the kernel
 # started on it (its "busy" status, stamped by the kernel's clock) and each reply to it (stamped
 # when sent, and when it arrived).
-_ARM_JS = r"""(panel) => {
+_ARM_JS = r"""(panel, startOn) => {
   window.__courseResponseStop?.();
   const parts = [...panel.children];
   const row = parts.findIndex((p) => p.classList.contains('widget-hbox'));
   const outputs = parts.slice(row + 1);
   const state = {event: null, kind: '', mutation: null, part: '', sent: {}, busy: {},
-                 replies: []};
+                 replies: [], figures: 0};
   const observer = new MutationObserver((records) => {
     const now = performance.now();
+    // every new figure counts, from arming on: a drag must not redraw before its release
+    state.figures += records.filter((r) => r.attributeName === 'src').length;
     if (state.event === null || state.mutation !== null) return;
-    for (const record of records) {
-      const part = outputs.find((o) => o.contains(record.target));
-      if (!part) continue;
-      state.mutation = now;
-      const text = part.innerText.trim().replace(/\s+/g, ' ');
-      state.part = part.querySelector('img') ? 'the figure' : (text.slice(0, 48) || '(cleared)');
-      observer.disconnect();
-      return;
-    }
+    const record = records.find((r) => outputs.some((o) => o.contains(r.target)));
+    if (!record) return;
+    const part = outputs.find((o) => o.contains(record.target));
+    state.mutation = now;
+    const text = part.innerText.trim().replace(/\s+/g, ' ');
+    state.part = part.querySelector('img') ? 'the figure' : (text.slice(0, 48) || '(cleared)');
   });
   observer.observe(panel, {subtree: true, childList: true, attributes: true, characterData: true});
   const heard = (event) => {
     if (state.event === null) { state.event = performance.now(); state.kind = event.type; }
   };
-  const types = ['pointerdown', 'mousedown', 'keydown', 'input', 'change', 'click'];
-  for (const type of types) panel.addEventListener(type, heard, {capture: true});
+  const types = startOn.length ? startOn
+    : ['pointerdown', 'mousedown', 'keydown', 'input', 'change', 'click'];
+  // on the document: a drag may be released off the panel
+  for (const type of types) document.addEventListener(type, heard, {capture: true});
   const kernel = window.jupyterapp.shell.currentWidget.sessionContext.session.kernel;
   const onPage = (date) => Date.parse(date) - performance.timeOrigin;
   const trace = (_kernel, {msg, direction}) => {
@@ -82,7 +85,7 @@ _ARM_JS = r"""(panel) => {
   window.__courseResponseStop = () => {
     observer.disconnect();
     kernel.anyMessage.disconnect(trace);
-    for (const type of types) panel.removeEventListener(type, heard, {capture: true});
+    for (const type of types) document.removeEventListener(type, heard, {capture: true});
   };
   window.__courseResponse = state;
 }"""
@@ -120,15 +123,22 @@ class Response:
     part: str = ""
     retry: bool = False
     breakdown: str = ""
+    figures: tuple[int, int] | None = None  # (new figures expected, drawn), where counted
 
     @property
     def missed(self) -> bool:
         return self.ms is None or self.ms > RESPONSE_LIMIT_MS
 
+    @property
+    def redrew_as_expected(self) -> bool:
+        return self.figures is None or self.figures[0] == self.figures[1]
+
     def describe(self) -> str:
         shown = "no visible change" if self.ms is None else f"{self.ms:.0f} ms ({self.part})"
         where = f" [{self.breakdown}]" if self.breakdown else ""
-        return f"{self.panel}: {self.action}: {shown}{' (retry)' if self.retry else ''}{where}"
+        drawn = f", {self.figures[1]} new figure(s)" if self.figures else ""
+        retry = " (retry)" if self.retry else ""
+        return f"{self.panel}: {self.action}: {shown}{drawn}{retry}{where}"
 
 
 @dataclass
@@ -197,6 +207,8 @@ class Interaction:
     label: str
     act: Callable[[], str]
     prepare: Callable[[], str] | None = None
+    start_on: tuple[str, ...] = ()  # events that start the clock (default: any input event)
+    figures: int | None = None  # new figures it must draw, from arming on (None: not counted)
 
 
 def measure(
@@ -208,7 +220,7 @@ def measure(
     if interaction.prepare is not None:
         prepared = interaction.prepare() + ", then "
         wait_until_quiet(page)  # whatever the preparation sent is handled before the clock runs
-    panel.evaluate(_ARM_JS)
+    panel.evaluate(_ARM_JS, list(interaction.start_on))
     action = prepared + interaction.act()
     deadline = time.monotonic() + HEARD_TIMEOUT_S
     while page.evaluate(_READ_JS)["mutation"] is None and time.monotonic() < deadline:
@@ -220,7 +232,9 @@ def measure(
     ms = state["mutation"] - state["event"] if heard else None
     kind = state["kind"] or "no input event"
     what = f"{interaction.label}: {action} ({kind})"
-    return Response(title, what, ms, state["part"], retry, where_the_time_went(state))
+    figures = (interaction.figures, state["figures"]) if interaction.figures is not None else None
+    breakdown = where_the_time_went(state)
+    return Response(title, what, ms, state["part"], retry, breakdown, figures)
 
 
 def where_the_time_went(state: dict) -> str:
@@ -248,6 +262,20 @@ def _press(page: Page, handle: Locator) -> str:
     handle.focus()
     page.keyboard.press(key)
     return f"{key} on a slider"
+
+
+def _drag(page: Page, slider: Locator) -> str:
+    """Drag a slider's handle a third of its track, in several moves, then release it."""
+    handle = slider.locator(".noUi-handle").first.bounding_box()
+    track = slider.locator(".noUi-target").first.bounding_box()
+    x, y = handle["x"] + handle["width"] / 2, handle["y"] + handle["height"] / 2
+    toward = 1 if x < track["x"] + track["width"] / 2 else -1
+    page.mouse.move(x, y)
+    page.mouse.down()
+    for step in range(1, DRAG_MOVES + 1):
+        page.mouse.move(x + toward * step * track["width"] / (3 * DRAG_MOVES), y, steps=2)
+    page.mouse.up()
+    return f"drag a slider over {DRAG_MOVES} positions, then release"
 
 
 def _next_option(select: Locator) -> str:
@@ -279,9 +307,13 @@ def _label(control: Locator) -> str:
 
 def auto_interactions(page: Page, row: Locator) -> Iterator[Interaction]:
     """One interaction per control of a panel that redraws on change."""
-    for slider in row.locator(".widget-slider, .widget-hslider").all():
+    sliders = row.locator(".widget-slider, .widget-hslider").all()
+    for slider in sliders:
         handle = slider.locator(".noUi-handle").first
         yield Interaction(_label(slider), lambda h=handle: _press(page, h))
+    if sliders:  # issue 27: a drag redraws once, on release, and is timed from the release
+        drag = partial(_drag, page, sliders[0])
+        yield Interaction(_label(sliders[0]), drag, start_on=("pointerup",), figures=1)
     for dropdown in row.locator(".widget-dropdown").all():
         select = dropdown.locator("select")
         yield Interaction(_label(dropdown), lambda s=select: _next_option(s))

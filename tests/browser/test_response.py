@@ -6,10 +6,14 @@ explorer (05) and the layout auditor (08). Only the cells that build them run (s
 tests/browser/response.py), not Run All: about two minutes on an idle 2-core machine, three and a
 half under load. Left out for time: 01's sweep (building it trains 120 steps first; its Train
 button takes the switchboard's path, Panel.click then `working`), and the fast panels of 00 and
-06 (the same Panel.redraw path as the explorers). Each control of a panel that redraws on change
-is moved once (a slider's arrow key, a dropdown's next option, Enter after typing in a box); a
-panel with a Run button is clicked with its settings unchanged (a note says so), after a setting
-changed (new work starts) and after it changed back (a case already computed is redrawn).
+06 (the same Panel.redraw path as the explorers).
+
+Each control of a panel that redraws on change is moved once (a slider's arrow key, a dropdown's
+next option, Enter after typing in a box), and one slider is dragged: timed from its release, the
+drag must draw exactly one new figure (a slider reporting every position would queue a full
+redraw per position; issue 27). A panel with a Run button is clicked with its settings unchanged
+(a note says so), after a setting changed (new work starts) and after it changed back (a case
+already computed is redrawn).
 
 The clock runs in the browser: from the input event Playwright dispatches to the first change in
 the panel's status, message, figure or text (never the control row, which a control's own new
@@ -113,6 +117,8 @@ def test_each_interaction_shows_a_response_within_200_ms(name, lab, browser, res
         page.close()
         lab.stop_kernel_for(path)
     slow = [r.describe() for r in counted if r.missed]
+    redrawn = [r.describe() for r in counted if not r.redrew_as_expected]
+    assert not redrawn, f"{name}: a drag must redraw once, on release:\n" + "\n".join(redrawn)
     assert not slow, (
         f"{name}: no visible response within {RESPONSE_LIMIT_MS:.0f} ms (after one retry):\n"
         + "\n".join(slow)
