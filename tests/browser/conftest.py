@@ -246,10 +246,12 @@ def _write_frame_findings(write) -> None:
     write("axe-core, JupyterLab's own interface (serious/critical; not the course's content):")
     examples = {}
     for name, found in _REPORT.frame_findings.items():
-        course = _REPORT.notebooks.get(name, {}).get("accessibility", "?")
+        row = _REPORT.notebooks.get(name, {})  # absent when the test failed after axe ran
+        took = f" (axe {row['axe_s']:.1f} s)" if "axe_s" in row else ""
         rules = Counter(finding.rule for finding in found)
         counts = ", ".join(f"{rule} x{count}" for rule, count in sorted(rules.items()))
-        write(f"  {name}: {course} in the course's content; JupyterLab's: {counts or 'none'}")
+        course = row.get("accessibility", "see the failure")
+        write(f"  {name}{took}: {course} in the course's content; JupyterLab's: {counts or 'none'}")
         for finding in found:
             examples.setdefault(finding.rule, finding)
     for finding in examples.values():

@@ -114,7 +114,9 @@ def test_notebook_runs_and_its_widgets_work(name, lab, browser, browser_report):
         wait_for_widgets(page)
         problems = widget_problems(page, stored_widget_views(name))
         assert not problems, f"{name}: " + "; ".join(problems)
+        axe_started = time.perf_counter()
         course_found, frame_found = _accessibility(page, name)
+        axe_s = time.perf_counter() - axe_started
         browser_report.frame_findings[path] = frame_found
         if course_found:
             failures.append(f"{name}: {report(course_found)}")
@@ -142,6 +144,7 @@ def test_notebook_runs_and_its_widgets_work(name, lab, browser, browser_report):
             "panels": panels.count(),
             "actions": actions,
             "accessibility": len(course_found),
+            "axe_s": axe_s,
         }
         browser_report.overflows += [f for f in failures if " cell area: " in f]
     finally:
