@@ -5,12 +5,22 @@ from __future__ import annotations
 import pytest
 
 from course.model.runs import run
-from course.story import plateau
+from course.story import cli, plateau
+
+# The settings of `python -m course plateau` (512 features, 120 steps): the same default profile
+# and the same criteria as the story's 1536-feature run (notebook 01 runs that one under nbval),
+# at under a third of its CPU time (5.6 s instead of 19 s here).
+SMALL = {
+    "n_features": cli.QUICK["features"],
+    "batch_size": cli.QUICK["batch_size"],
+    "lr": cli.QUICK["lr"],
+    "steps": cli.QUICK["steps"],
+}
 
 
 @pytest.fixture(scope="module")
 def compared():
-    return plateau.compare()
+    return plateau.compare(progress=None, **SMALL)
 
 
 def test_story_run_is_a_plateau(compared):
@@ -19,7 +29,7 @@ def test_story_run_is_a_plateau(compared):
     assert story["encoder_max_exp_avg_sq"] == 0.0 and story["encoder_max_exp_avg"] > 0
     assert story["decoder_frozen"] is False and story["decoder_max_change"] > 0
     assert story["final_loss"] >= 1.5 * fixed["final_loss"]
-    assert story["encoder_stride"] == [1, 1536]
+    assert story["encoder_stride"] == [1, SMALL["n_features"]]
 
 
 def test_contiguous_init_trains(compared):
