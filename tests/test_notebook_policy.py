@@ -217,9 +217,7 @@ HAND_TABLE = re.compile(
     r"|\bpandas\b|\bDataFrame\b|\btabulate\b|\bhtml_table\("
 )
 # Notebooks that line up columns by hand today; each lesson's rewrite takes itself off the list.
-HAND_TABLES = {
-    "07_compiled_kernels.ipynb",
-}
+HAND_TABLES: set[str] = set()
 
 
 @pytest.mark.parametrize(

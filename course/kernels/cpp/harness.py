@@ -2,7 +2,9 @@
 
 `naive_model` is the naive C++ kernel re-told in Python, memory slot by memory slot: it predicts
 the scrambled result without a compiler (the exercise "07.predict_scramble" uses it) and it is
-the oracle the tests hold the compiled naive kernel to.
+the oracle the tests hold the compiled naive kernel to. Every run of the naive kernel, modelled
+or compiled, is noted in `NAIVE_RUNS`: "07.predict_scramble" is a prediction, and an answer
+given after the kernel ran in the same process would not be one.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from course.layout.named import laid_out
 
 KERNEL_NAMES = ("naive", "strided", "iterator", "tiled")
 LAYOUTS = ("contiguous", "transposed", "step-sliced", "storage-offset")  # course.layout.named
+NAIVE_RUNS: list[str] = []  # how the naive kernel was run in this process, in order
 
 
 def random_output(
@@ -35,6 +38,7 @@ def naive_model(
     out: torch.Tensor, t1: torch.Tensor, t2: torch.Tensor, value: float = 1.0
 ) -> torch.Tensor:
     """What the naive kernel leaves in a copy of `out`: slot i += value * t1[i] * t2[i]."""
+    NAIVE_RUNS.append("naive_model(...)")
     n = out.numel()
     slots = out.untyped_storage().nbytes() // out.element_size()
     storage = torch.as_strided(out, (slots,), (1,), 0).clone()  # a private copy of out's memory
@@ -53,6 +57,8 @@ def apply(
     result.copy_(out)
     if kernel == "native":
         return result.addcmul_(t1, t2, value=value)
+    if kernel == "naive":
+        NAIVE_RUNS.append("cpp.apply('naive', ...)")
     return op(kernel)(result, t1, t2, value=value)
 
 

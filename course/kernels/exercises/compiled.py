@@ -1,6 +1,7 @@
 """Notebook 07's exercises and prediction: compiled kernels that must follow every layout.
 
-The learner predicts the naive C++ kernel's scramble on paper (`07.predict_scramble`), writes a
+The learner predicts the naive C++ kernel's scramble on paper (`07.predict_scramble`: committed
+once, in the journal, and refused once the naive kernel has run in the notebook), writes a
 compiled kernel that is right on every layout (`07.write_kernel`, built and run in a child
 process by course.kernels.cpp.learner), and covers a matrix with tiles (`07.tiles`, whose every
 write into `out` is recorded, so a loop that is one library call, walks rows or writes into a
@@ -9,11 +10,14 @@ copy is told so, whatever its values).
 
 from __future__ import annotations
 
+import json
+import sys
 from dataclasses import dataclass
 
 import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 
+from course import journal
 from course.errors import CourseError
 from course.exercises import (
     Exercise,
@@ -25,7 +29,7 @@ from course.exercises import (
     register,
     register_prediction,
 )
-from course.kernels.cpp import learner
+from course.kernels.cpp import harness, learner
 from course.kernels.cpp.harness import naive_model, scramble_inputs
 from course.kernels.cpp.learner import SKELETON
 from course.layout.named import laid_out
@@ -60,11 +64,27 @@ def _known_mistakes() -> list[tuple[list[list[float]], str]]:
     ]
 
 
-def check_scramble(answer) -> Verdict:
-    """07.predict_scramble: the naive kernel's result, cell by cell, never shown in full."""
-    out, t1, t2 = scramble_case()
-    expected = naive_model(out, t1, t2).tolist()
-    if isinstance(answer, torch.Tensor) and answer.stride() == out.stride():
+SCRAMBLE = "07.predict_scramble"
+
+
+def _naive_result() -> list[list[float]]:
+    """The naive kernel's result on the exercise's inputs; the checker's own run is not noted."""
+    runs = len(harness.NAIVE_RUNS)
+    try:
+        return naive_model(*scramble_case()).tolist()
+    finally:
+        del harness.NAIVE_RUNS[runs:]
+
+
+def _in_a_notebook() -> bool:
+    """Whether this process is an IPython kernel (a learner's notebook, not a test run)."""
+    ipython = sys.modules.get("IPython")
+    return ipython is not None and ipython.get_ipython() is not None
+
+
+def _grid(answer) -> list[list[float]] | Verdict:
+    """The answer as 2 rows of 3 floats, or the verdict that says why it is not one."""
+    if isinstance(answer, torch.Tensor) and answer.stride() == scramble_case()[0].stride():
         return failed(
             "that tensor has out's strides: it was computed by the course's code (naive_model or "
             "the compiled kernel), not predicted. Work it out on paper: for each memory slot i, "
@@ -73,11 +93,53 @@ def check_scramble(answer) -> Verdict:
             "your own nested list",
         )
     try:
-        yours = torch.as_tensor(answer, dtype=torch.float32).tolist()
+        grid = torch.as_tensor(answer, dtype=torch.float32).tolist()
     except (TypeError, ValueError, RuntimeError):
         return failed("answer with a nested list of 2 rows of 3 numbers", answer, "2 rows of 3")
-    if not (len(yours) == 2 and all(isinstance(r, list) and len(r) == 3 for r in yours)):
-        return failed("answer with 2 rows of 3 numbers: out has shape (2, 3)", yours, "2 rows of 3")
+    if not (len(grid) == 2 and all(isinstance(r, list) and len(r) == 3 for r in grid)):
+        return failed("answer with 2 rows of 3 numbers: out has shape (2, 3)", grid, "2 rows of 3")
+    return grid
+
+
+def check_scramble(answer) -> Verdict:
+    """07.predict_scramble: a prediction, committed once (saved in the journal) and only before
+    the naive kernel ran in this kernel; judged cell by cell, the full result never shown."""
+    grid = _grid(answer)
+    if isinstance(grid, Verdict):
+        return grid
+    earlier = journal.prediction(SCRAMBLE)
+    if earlier is not None:
+        return _judged_again(json.loads(earlier), grid)
+    if harness.NAIVE_RUNS and _in_a_notebook():
+        return failed(
+            f"the naive kernel already ran in this kernel ({harness.NAIVE_RUNS[0]}), so its "
+            "result may be on screen or in a variable: an answer now would not be a prediction. "
+            "Restart the kernel, work the grid out on paper from out's strides, and answer "
+            "before running the naive kernel.",
+            "an answer after the experiment",
+            "a prediction before it",
+        )
+    journal.record(SCRAMBLE, "predict", choice=json.dumps(grid))
+    return _judged(grid)
+
+
+def _judged_again(committed: list[list[float]], grid: list[list[float]]) -> Verdict:
+    """A prediction is made once: the same answer again is judged as before, another one is
+    refused with what the committed one got; neither is a new attempt."""
+    verdict = _judged(committed)
+    if grid != committed:
+        verdict = Verdict(
+            False,
+            f"you committed {committed} for {SCRAMBLE} earlier, and a prediction is made once, "
+            "before the experiment: that answer counts, not this one. It was "
+            + ("right." if verdict.passed else f"not right: {verdict.message}"),
+        )
+    verdict.attempted = False  # judged and saved when it was committed
+    return verdict
+
+
+def _judged(yours: list[list[float]]) -> Verdict:
+    expected = _naive_result()
     if yours == expected:
         return passed(
             "right: the values 0..5 were written in memory order, and a transposed "
@@ -91,11 +153,11 @@ def check_scramble(answer) -> Verdict:
         for r, er in zip(yours, expected, strict=True)
     ]
     return failed(
-        "not what the naive kernel writes (the cells you have right so far are shown below): for "
+        "not what the naive kernel writes (the cells you have right are shown below): for "
         "each memory slot i of out, find which logical cell out[r][c] sits there (its strides "
         "say), then put t1's slot i in it",
         yours,
-        f"cells you have right so far: {right}",
+        f"cells you have right: {right}",
     )
 
 
@@ -106,14 +168,16 @@ def _scramble_reference():
 
 register(
     Exercise(
-        name="07.predict_scramble",
+        name=SCRAMBLE,
         prompt="out = torch.zeros(3, 2).t() (shape (2, 3), stride (1, 2)); "
         "t1 = arange(6).reshape(2, 3); t2 = ones. What does the naive kernel leave in "
-        "out.tolist()?",
+        "out.tolist()? A prediction: your first answer is saved and counts, and it must come "
+        "before the naive kernel runs.",
         checker=check_scramble,
         hint="Memory slot i of out gets t1's memory slot i (= i). Logical out[r][c] lives at "
         "memory slot r * 1 + c * 2.",
         reference=_scramble_reference,
+        answer_words=("[0.0, 2.0, 4.0]", "[1.0, 3.0, 5.0]", "[0., 2., 4.]", "[1., 3., 5.]"),
         wrong_answers=(
             lambda: [[0.0, 1.0, 2.0], [3.0, 4.0, 5.0]],
             lambda: [[0.0, 3.0], [1.0, 4.0], [2.0, 5.0]],

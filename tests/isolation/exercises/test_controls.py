@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+from types import SimpleNamespace
+
 import pytest
 import torch
 
+from course import exercises, journal
 from course.exercises import check
 from course.isolation import experiments
 from course.isolation.exercises import controls
@@ -12,15 +15,6 @@ from course.isolation.exercises.stepping import reference_encoder_moves
 from tests.corpus import assert_told_its_cause, corpus_cases
 
 CAUSES = {
-    "02.two_variables": (
-        "The device refused it",  # {dtype}
-        "what was the float64 run's dtype",  # {device}
-        "optimizer did not change",  # + optimizer
-        "init did not change",  # + init
-        "learning rate did not change",  # + learning rate
-        "nothing changed?",  # the empty set
-        "give a set of names",  # a string
-    ),
     "02.float64_run": (
         "your bench is torch.float32",  # dtype forgotten
         "live on emps",  # the story's bench
@@ -92,3 +86,28 @@ def test_a_run_stepped_outside_the_bench_is_told_so():
 
 def test_the_contiguous_prediction_is_measured():
     assert controls._contiguous_moves() == "yes"
+
+
+@pytest.fixture
+def new_learner(tmp_path, monkeypatch):
+    monkeypatch.setenv(journal.ENV_DIR, str(tmp_path))
+    monkeypatch.setattr(exercises, "_PREDICTED", {})
+
+
+def test_what_the_float64_run_changes_is_asked_before_it_runs_and_measured(new_learner):
+    """A pick from three is a prediction (committed once), not a check a retry would pass."""
+    assert "02.two_variables" not in exercises.all_exercises()
+    assert controls._float64_run_changes() == "the dtype and the device"
+    assert not exercises.predict("02.two_variables", {"dtype", "device"}).passed  # off the list
+    assert exercises.committed("02.two_variables") is None
+    exercises.predict("02.two_variables", "only the dtype")
+    exercises._PREDICTED.clear()  # a new kernel: the journal keeps the commitment
+    assert "already committed to 'only the dtype'" in exercises.predict(
+        "02.two_variables", "the dtype and the device"
+    )
+    assert "the dtype AND the device" in exercises.reveal("02.two_variables")
+
+
+def test_on_a_device_that_took_float64_only_the_dtype_would_change(monkeypatch):
+    monkeypatch.setattr(controls, "emps", SimpleNamespace(DEVICE="cpu"))
+    assert controls._float64_run_changes() == "only the dtype"

@@ -6,9 +6,27 @@ from __future__ import annotations
 import pytest
 import torch
 
+from course import journal
 from course.exercises import check, get, instructor_mode, solution
+from course.kernels import cpp
+from course.kernels.cpp import harness
 from course.kernels.exercises import compiled
 from tests.corpus import assert_told_its_cause, corpus_cases
+
+SCRAMBLE = "07.predict_scramble"
+
+
+@pytest.fixture(autouse=True)
+def new_learner(tmp_path, monkeypatch):
+    """Each test a learner of its own: an empty journal, the naive kernel not run yet."""
+    monkeypatch.setenv(journal.ENV_DIR, str(tmp_path))
+    monkeypatch.setattr(harness, "NAIVE_RUNS", [])
+
+
+@pytest.fixture
+def in_a_notebook(monkeypatch):
+    monkeypatch.setattr(compiled, "_in_a_notebook", lambda: True)
+
 
 CAUSES = {
     "07.predict_scramble": (
@@ -60,14 +78,75 @@ def test_each_wrong_kernel_is_told_its_cause(name, index, cause):
     assert_told_its_cause(name, index, cause)
 
 
-def test_scramble_feedback_never_shows_the_answer():
-    reference = get("07.predict_scramble").reference()
-    assert check("07.predict_scramble", reference).passed
-    assert check("07.predict_scramble", torch.tensor(reference)).passed  # a typed-in tensor
-    for index in range(len(get("07.predict_scramble").wrong_answers)):
-        verdict = check("07.predict_scramble", get("07.predict_scramble").wrong_answers[index]())
-        assert str(reference) not in str(verdict)
-    assert not check("07.predict_scramble", "zeros").passed
+@pytest.mark.parametrize("index", range(len(get(SCRAMBLE).wrong_answers)))
+def test_scramble_feedback_never_shows_the_answer(index):
+    reference = get(SCRAMBLE).reference()
+    verdict = check(SCRAMBLE, get(SCRAMBLE).wrong_answers[index]())
+    assert str(reference) not in str(verdict) and str(reference)[1:-1] not in str(verdict)
+
+
+def test_a_typed_in_tensor_is_a_prediction_too_and_words_are_not():
+    assert not check(SCRAMBLE, "zeros").passed
+    assert check(SCRAMBLE, torch.tensor(get(SCRAMBLE).reference())).passed
+
+
+def test_the_prediction_is_committed_once_and_survives_a_restart():
+    reference = get(SCRAMBLE).reference()
+    first = check(SCRAMBLE, [[0.0, 1.0, 2.0], [3.0, 4.0, 5.0]])
+    assert not first.passed and "torch's (correct) answer" in first.message
+    again = check(SCRAMBLE, reference)  # the same journal: a new kernel remembers it
+    assert not again.passed and "a prediction is made once" in again.message
+    assert "torch's (correct) answer" in again.message  # still judged as the first answer
+    assert str(reference) not in again.message
+    checks = [e for e in journal.load() if e.exercise == SCRAMBLE and e.event == "check"]
+    assert len(checks) == 1  # the re-judged answer is not a new attempt
+
+
+def test_the_right_prediction_rerun_passes_without_a_new_attempt():
+    reference = get(SCRAMBLE).reference()
+    assert check(SCRAMBLE, reference).passed
+    assert check(SCRAMBLE, reference).passed  # the cell run again, after a restart
+    assert sum(e.event == "check" for e in journal.load()) == 1
+    changed = check(SCRAMBLE, [[0.0, 1.0, 2.0], [3.0, 4.0, 5.0]])
+    assert not changed.passed
+    assert "that answer counts, not this one. It was right" in changed.message
+
+
+def test_malformed_answers_commit_nothing():
+    assert "2 rows of 3" in check(SCRAMBLE, [[0.0, 3.0], [1.0, 4.0], [2.0, 5.0]]).message
+    assert journal.prediction(SCRAMBLE) is None
+    assert check(SCRAMBLE, get(SCRAMBLE).reference()).passed
+
+
+def _refused_after(experiment, named: str) -> None:
+    answer = experiment()  # the gap: a list computed by the course's code before answering
+    verdict = check(SCRAMBLE, answer)
+    assert not verdict.passed and "already ran in this kernel" in verdict.message
+    assert named in verdict.message and "would not be a prediction" in verdict.message
+    assert journal.prediction(SCRAMBLE) is None  # nothing committed: a restart, then predict
+
+
+def test_an_answer_after_the_naive_model_ran_in_the_notebook_is_refused(in_a_notebook):
+    _refused_after(lambda: cpp.naive_model(*compiled.scramble_case()).tolist(), "naive_model(...)")
+
+
+@pytest.mark.compile
+def test_an_answer_after_the_compiled_naive_kernel_ran_is_refused(in_a_notebook):
+    cpp.load()
+    _refused_after(
+        lambda: cpp.apply("naive", *compiled.scramble_case()).tolist(), "cpp.apply('naive'"
+    )
+
+
+def test_outside_a_notebook_earlier_runs_are_not_the_learners():
+    """A test run calls naive_model everywhere; only a learner's kernel is held to the order."""
+    cpp.naive_model(*compiled.scramble_case())
+    assert check(SCRAMBLE, get(SCRAMBLE).reference()).passed
+
+
+def test_the_checkers_own_run_of_the_naive_model_is_not_the_learners(in_a_notebook):
+    assert not check(SCRAMBLE, [[0.0, 0.0, 0.0], [0.0, 0.0, 0.0]]).passed
+    assert harness.NAIVE_RUNS == []
 
 
 def test_the_solution_shows_the_kernel_itself():
