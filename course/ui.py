@@ -19,8 +19,8 @@ ipywidgets half.
 Accessible by design: every control must carry a `description` (the label a screen reader
 reads; Panel refuses one without), a panel's figure has alt text (`course.figures.figure_alt`:
 what `describe` attached, then its titles, axis labels and legend), and sliders' handles are named
-after their labels and a control disabled during work gives the keyboard's focus back
-(`ACCESS_HELPER`: ipywidgets does neither).
+after their labels, a control disabled during work gives the keyboard's focus back, and
+dropdowns and sliders keep their arrow keys from JupyterLab (`ACCESS_HELPER`).
 """
 
 from __future__ import annotations
@@ -108,12 +108,16 @@ BUSY = "Updating ..."  # the status while a panel draws, so no interaction looks
 # screen reader lands on (role "slider") has no name, nor has the editable readout beside it:
 # both are named after the slider's own label; (2) a control disabled while it has the focus
 # (Run, during `Panel.working`) drops the focus to the page, and a keyboard user must start
-# over from the top: when it is enabled again and nothing else took the focus, it gets it back.
+# over from the top: when it is enabled again and nothing else took the focus, it gets it back;
+# (3) JupyterLab takes the arrow keys pressed on a dropdown or a slider's handle in a notebook's
+# output (ArrowDown selects the next cell): those controls are marked as keeping their keys.
 # The script runs from a hidden image whose empty data: source fails at once (nothing is
 # requested): an HTML widget's <script> never runs.
 _ACCESS_JS = """
 const image = this;
 const set = (el, key, value) => el && el.getAttribute(key) !== value && el.setAttribute(key, value);
+const ownKeys = (panel) => panel.querySelectorAll('select, .noUi-handle')
+  .forEach((el) => set(el, 'data-lm-suppress-shortcuts', 'true'));
 const name = (panel) => panel.querySelectorAll('.widget-slider').forEach((slider) => {
   const label = slider.querySelector('.widget-label')?.textContent.trim();
   if (!label) return;
@@ -132,11 +136,13 @@ const start = (tries) => {
   const panel = image.closest('.course-panel');
   if (!panel) return tries && setTimeout(() => start(tries - 1), 100);
   name(panel);
+  ownKeys(panel);
   panel.addEventListener('focusout', (event) => {
     if (event.target.disabled && !event.relatedTarget) dropped = event.target;
   });
   new MutationObserver((changes) => {
     name(panel);
+    ownKeys(panel);
     changes.filter((c) => c.attributeName === 'disabled').forEach((c) => giveBack(c.target));
   }).observe(panel, {childList: true, subtree: true, attributeFilter: ['disabled']});
 };

@@ -1,17 +1,19 @@
-"""One whole widget session with the keyboard alone, in JupyterLab (issue 27).
+"""Whole widget sessions with the keyboard alone, in JupyterLab (issue 27).
 
 A learner who cannot use a mouse must be able to reach every control of a course panel with Tab
-and Shift+Tab, change it with Space or the arrow keys, press its button with Enter or Space, see
-where the focus is, and hear a name for every control. The switchboard of notebook 03 has every
-kind of control a course panel uses with a button (two checkboxes, a slider, Run), and its Run
-trains: the test drives it with `page.keyboard` only (no click, no `.fill`, no `.check`) and
-checks that what the panel shows follows each key. Focus starts on the panel itself, as where a
-learner who read down the notebook arrives; only the imports and the panel's own cell run.
+and Shift+Tab, change it with Space, the arrow keys or by typing, press its button with Enter or
+Space, see where the focus is, and hear a name for every control. Two panels cover every kind of
+control the course uses: notebook 03's switchboard (two checkboxes, a slider, a Run button that
+trains) and notebook 05's dispatch explorer (a text box with completion, a dropdown). Each is
+driven with `page.keyboard` only (no click, no `.fill`, no `.check`), and what the panel shows
+must follow each key. The focus starts on the panel itself, where a learner who read down the
+notebook arrives; only the imports and the panel's own cell run.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import pytest
@@ -30,10 +32,7 @@ from tests.browser.response import run_cells
 
 pytestmark = pytest.mark.browser
 
-NOTEBOOK = "03_inside_adam.ipynb"
-PANEL_CELL = "switchboard.switchboard()"
-PANEL_TITLE = "Per-op bug switchboard"
-MAX_TABS = 12  # presses allowed to reach the next control (the panel has five stops)
+MAX_TABS = 12  # presses allowed to reach the next control (a panel has at most five stops)
 
 # How an element looks where a focus mark would show (outline, shadow, border, fill).
 _LOOK = """(el) => { const s = getComputedStyle(el);
@@ -119,45 +118,19 @@ class Keyboard:
 
 
 def _press_and_wait(keys: Keyboard, key: str) -> str:
-    """Press `key` on the focused button; wait until the panel shows something new and the
+    """Press `key` on the focused control; wait until the panel shows something new and the
     kernel is quiet; returns the panel's text."""
     before = panel_state(keys.panel)
     keys.press(key)
-    assert wait_for_change(keys.page, keys.panel, before), f"{key} on Run changed nothing"
+    assert wait_for_change(keys.page, keys.panel, before), f"{key} changed nothing in the panel"
     wait_until_quiet(keys.page)
     return keys.panel.inner_text()
 
 
-def test_a_whole_switchboard_session_with_the_keyboard_alone(lab, browser):
-    if not (NOTEBOOK_SRC / NOTEBOOK).exists():
-        pytest.skip(f"{NOTEBOOK} is not written yet")
-    path = f"notebooks/{NOTEBOOK}"
-    lab.start_kernel_for(path)
-    page = browser.new_page()
-    try:
-        open_notebook(page, lab.lab_url(path, workspace="keyboard"))
-        errors = run_cells(page, [PANEL_CELL])
-        assert not errors, f"{NOTEBOOK}: {errors}"
-        wait_for_widgets(page)
-        panel = page.locator(".course-panel", has_text=PANEL_TITLE)
-        assert panel.count() == 1, f"{NOTEBOOK} shows no {PANEL_TITLE!r} panel"
-        panel.evaluate("(p) => { p.tabIndex = -1; p.focus(); }")  # arrive at the panel
-        panel.evaluate(_REMEMBER_JS)
-        keys = Keyboard(page, panel)
-        _session(keys)
-        assert not errors_shown(page) and not panel_errors(panel), panel_errors(panel)
-        unnamed = [stop.describe() for stop in keys.stops if not stop.name.strip()]
-        assert not unnamed, f"controls a screen reader cannot name: {unnamed}"
-        unmarked = [stop.describe() for stop in keys.stops if not stop.marked]
-        assert not unmarked, f"focus not shown on: {unmarked}"
-    finally:
-        page.close()
-        lab.stop_kernel_for(path)
-
-
-def _session(keys: Keyboard) -> None:
-    """Fix addcmul_, take one step off, Run (Enter); step back, Run (Space); Run again: the
-    repeat is said, not silently ignored."""
+def _switchboard(keys: Keyboard) -> None:
+    """Notebook 03's switchboard (checkboxes, a slider, Run): fix addcmul_, take one step off,
+    Run (Enter); step back, Run (Space); Run again: the repeat is said, not silently ignored.
+    Run is disabled while it trains: the focus must come back to it."""
     box = keys.tab_to("checkbox", "addcmul_")
     keys.press("Space")
     assert keys.now().checked is (not box.checked), "Space did not toggle the checkbox"
@@ -180,3 +153,71 @@ def _session(keys: Keyboard) -> None:
     keys.press("Enter")
     wait_until_quiet(keys.page)
     assert "Same settings" in keys.panel.inner_text(), "a repeated Run said nothing"
+
+
+def _dispatch_explorer(keys: Keyboard) -> None:
+    """Notebook 05's dispatch explorer (a text box with completion, a dropdown; no button):
+    type another op and press Enter, then pick the next tensor with the down arrow."""
+    box = keys.tab_to("combobox", "op")
+    typed = keys.page.evaluate("() => document.activeElement.value")
+    keys.press("End")
+    for _ in typed:
+        keys.press("Backspace")
+    keys.page.keyboard.type("addcdiv_")
+    text = _press_and_wait(keys, "Enter")
+    assert "addcdiv_(Tensor" in text, f"{box.describe()}: Enter did not show addcdiv_: {text}"
+    keys.tab_to("combobox", "tensor")
+    before = keys.page.evaluate("() => document.activeElement.value")
+    _press_and_wait(keys, "ArrowDown")
+    after = keys.page.evaluate("() => document.activeElement.value")
+    assert after != before, "the down arrow did not pick another tensor"
+
+
+@dataclass(frozen=True)
+class Session:
+    """A panel driven by the keyboard: its notebook, a snippet of the cell that builds it, its
+    title, and what the learner does."""
+
+    notebook: str
+    cell: str
+    title: str
+    drive: Callable[[Keyboard], None]
+
+
+SESSIONS = {
+    "switchboard": Session(
+        "03_inside_adam.ipynb", "switchboard.switchboard()", "Per-op bug switchboard", _switchboard
+    ),
+    "dispatch explorer": Session(
+        "05_dispatch.ipynb", "dispatch_explorer(", "Dispatch explorer", _dispatch_explorer
+    ),
+}
+
+
+@pytest.mark.parametrize("name", SESSIONS)
+def test_a_whole_widget_session_with_the_keyboard_alone(name, lab, browser):
+    session = SESSIONS[name]
+    if not (NOTEBOOK_SRC / session.notebook).exists():
+        pytest.skip(f"{session.notebook} is not written yet")
+    path = f"notebooks/{session.notebook}"
+    lab.start_kernel_for(path)
+    page = browser.new_page()
+    try:
+        open_notebook(page, lab.lab_url(path, workspace="keyboard-" + name.replace(" ", "-")))
+        errors = run_cells(page, [session.cell])
+        assert not errors, f"{session.notebook}: {errors}"
+        wait_for_widgets(page)
+        panel = page.locator(".course-panel", has_text=session.title)
+        assert panel.count() == 1, f"{session.notebook} shows no {session.title!r} panel"
+        panel.evaluate("(p) => { p.tabIndex = -1; p.focus(); }")  # arrive at the panel
+        panel.evaluate(_REMEMBER_JS)
+        keys = Keyboard(page, panel)
+        session.drive(keys)
+        assert not errors_shown(page) and not panel_errors(panel), panel_errors(panel)
+        unnamed = [stop.describe() for stop in keys.stops if not stop.name.strip()]
+        assert not unnamed, f"controls a screen reader cannot name: {unnamed}"
+        unmarked = [stop.describe() for stop in keys.stops if not stop.marked]
+        assert not unmarked, f"focus not shown on: {unmarked}"
+    finally:
+        page.close()
+        lab.stop_kernel_for(path)
