@@ -6,7 +6,8 @@ keydown, input, change; a drag: its release), and a MutationObserver notes the f
 the panel's output part: the status line, message, figure or text below the control row. The
 control row is left out on purpose: a slider moving its own handle or a checkbox ticking itself
 says nothing about whether the kernel heard it. Response = first such change - the event. The
-observer also counts new figures (an <img> given a new source), so a drag can be held to one.
+kernel's messages are traced as well: they split the time (see `where_the_time_went`) and count
+the new figures the kernel sends, so a drag can be held to one redraw.
 
 The notebook is not Run All'd: only its first code cell (the imports) and the cells that build
 the chosen panels run, found by their source, so the test stays inside CI's budget.
@@ -47,8 +48,6 @@ _ARM_JS = r"""(panel, startOn) => {
                  replies: [], figures: 0};
   const observer = new MutationObserver((records) => {
     const now = performance.now();
-    // every new figure counts, from arming on: a drag must not redraw before its release
-    state.figures += records.filter((r) => r.attributeName === 'src').length;
     if (state.event === null || state.mutation !== null) return;
     const record = records.find((r) => outputs.some((o) => o.contains(r.target)));
     if (!record) return;
@@ -69,6 +68,12 @@ _ARM_JS = r"""(panel, startOn) => {
   const onPage = (date) => Date.parse(date) - performance.timeOrigin;
   const trace = (_kernel, {msg, direction}) => {
     const now = performance.now();
+    // every new figure the kernel sends counts, from arming on (a drag must not redraw before
+    // its release): an update carrying an image's bytes, the one binary value a panel has
+    const paths = (msg.content?.data?.buffer_paths || []).map((p) => p.join('.'));
+    if (direction === 'recv' && msg.header.msg_type === 'comm_msg' && paths.includes('value')) {
+      state.figures += 1;
+    }
     if (state.event === null || state.mutation !== null) return;
     const parent = msg.parent_header?.msg_id;
     if (direction === 'send' && msg.header.msg_type === 'comm_msg') {
