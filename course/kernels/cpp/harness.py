@@ -3,8 +3,8 @@
 `naive_model` is the naive C++ kernel re-told in Python, memory slot by memory slot: it predicts
 the scrambled result without a compiler (the exercise "07.predict_scramble" uses it) and it is
 the oracle the tests hold the compiled naive kernel to. Every run of the naive kernel, modelled
-or compiled, is noted in `NAIVE_RUNS`: "07.predict_scramble" is a prediction, and an answer
-given after the kernel ran in the same process would not be one.
+or compiled, is noted in `NAIVE_RUNS` (course.kernels.cpp.build's): "07.predict_scramble" is a
+prediction, and an answer given after the kernel ran in the same process would not be one.
 """
 
 from __future__ import annotations
@@ -14,12 +14,11 @@ import re
 import torch
 
 from course.errors import CourseError, require_choice
-from course.kernels.cpp.build import NAMESPACE, SOURCE_DIR, op, sources
+from course.kernels.cpp.build import NAIVE_RUNS, NAMESPACE, SOURCE_DIR, op, sources
 from course.layout.named import laid_out
 
 KERNEL_NAMES = ("naive", "strided", "iterator", "tiled")
 LAYOUTS = ("contiguous", "transposed", "step-sliced", "storage-offset")  # course.layout.named
-NAIVE_RUNS: list[str] = []  # how the naive kernel was run in this process, in order
 
 
 def random_output(

@@ -29,7 +29,7 @@ from course.exercises import (
     register,
     register_prediction,
 )
-from course.kernels.cpp import harness, learner
+from course.kernels.cpp import build, learner
 from course.kernels.cpp.harness import naive_model, scramble_inputs
 from course.kernels.cpp.learner import SKELETON
 from course.layout.named import laid_out
@@ -69,11 +69,11 @@ SCRAMBLE = "07.predict_scramble"
 
 def _naive_result() -> list[list[float]]:
     """The naive kernel's result on the exercise's inputs; the checker's own run is not noted."""
-    runs = len(harness.NAIVE_RUNS)
+    runs = len(build.NAIVE_RUNS)
     try:
         return naive_model(*scramble_case()).tolist()
     finally:
-        del harness.NAIVE_RUNS[runs:]
+        del build.NAIVE_RUNS[runs:]
 
 
 def _in_a_notebook() -> bool:
@@ -110,9 +110,9 @@ def check_scramble(answer) -> Verdict:
     earlier = journal.prediction(SCRAMBLE)
     if earlier is not None:
         return _judged_again(json.loads(earlier), grid)
-    if harness.NAIVE_RUNS and _in_a_notebook():
+    if build.NAIVE_RUNS and _in_a_notebook():
         return failed(
-            f"the naive kernel already ran in this kernel ({harness.NAIVE_RUNS[0]}), so its "
+            f"the naive kernel already ran in this kernel ({build.NAIVE_RUNS[0]}), so its "
             "result may be on screen or in a variable: an answer now would not be a prediction. "
             "Restart the kernel, work the grid out on paper from out's strides, and answer "
             "before running the naive kernel.",
