@@ -9,11 +9,11 @@ __version__ = "0.1.0"
 
 
 def _show_figures_inline() -> None:
-    """Let a bare `matplotlib.figure.Figure` returned by a course function display as a PNG,
-    with its alt text in the output's metadata (the site writes it as the image's alt).
+    """Let a bare `matplotlib.figure.Figure` returned by a course function display as an
+    <img> that carries its alt text (course.figures.figure_html says why HTML).
 
     The course builds figures without pyplot (no global state, testable), and IPython only knows
-    how to show those once a PNG formatter is registered for the Figure type.
+    how to show those once a formatter is registered for the Figure type.
     """
     import sys
 
@@ -24,9 +24,9 @@ def _show_figures_inline() -> None:
         return
     from matplotlib.figure import Figure
 
-    from course.figures import figure_output
+    from course.figures import figure_html
 
-    shell.display_formatter.formatters["image/png"].for_type(Figure, figure_output)
+    shell.display_formatter.formatters["text/html"].for_type(Figure, figure_html)
 
 
 _show_figures_inline()

@@ -7,7 +7,7 @@ natural size, so 10 pt text stays 10 pt on screen; no course figure uses text be
 whole numbers, and `figure_png` renders deterministic PNG bytes. Every plot draws in one
 colour-blind-safe PALETTE and tells its lines apart by line style and marker too (`use_palette`,
 `series_style`); every figure says what it shows (`describe`, `figure_alt`), and that alt text
-travels with a notebook's stored output (`figure_output`) onto the site. The widget shell
+travels with a notebook's stored output (`figure_html`) onto the site. The widget shell
 (`course.ui`), the lessons' plots and the diagrams below all use them; none of it needs
 ipywidgets.
 
@@ -25,6 +25,8 @@ at least MIN_FONT_PT and its PNG, saved at DPI like every course figure, fits CE
 
 from __future__ import annotations
 
+import base64
+import html
 import io
 from collections.abc import Callable, Sequence
 
@@ -184,10 +186,20 @@ def figure_alt(fig: Figure) -> str:
     return ". ".join(part.rstrip(".") for part in parts if part)
 
 
-def figure_output(fig: Figure) -> tuple[bytes, dict[str, str]]:
-    """A figure's PNG and its metadata for IPython (`course/__init__.py` shows figures with it):
-    the alt text travels with the stored output, and the site writes it as the <img alt>."""
-    return figure_png(fig), {"alt": figure_alt(fig)}
+def png_html(png_base64: str, alt: str) -> str:
+    """A PNG as an <img> that says what it shows, at most as wide as its container."""
+    alt = html.escape(alt, quote=True)
+    return f"<img src='data:image/png;base64,{png_base64}' alt='{alt}' style='max-width:100%'>"
+
+
+def figure_html(fig: Figure) -> str:
+    """A figure as HTML, for IPython to show (`course/__init__.py` registers it).
+
+    Why HTML and not a PNG output: JupyterLab draws a PNG output as an <img> without alt text,
+    whatever the output's metadata says, so a screen reader would meet an unnamed image. An
+    <img> in HTML carries its alt in the notebook, in JupyterLab, in VS Code and on the site.
+    """
+    return png_html(base64.b64encode(figure_png(fig)).decode("ascii"), figure_alt(fig))
 
 
 # --- the diagrams of assets/ --------------------------------------------------------------------

@@ -51,6 +51,7 @@ from pathlib import Path
 import nbformat
 from nbconvert import HTMLExporter, SlidesExporter
 
+from course import figures
 from course.catalog import LESSONS, Lesson
 from course.errors import CourseError
 from course.kernels import upstream
@@ -299,7 +300,7 @@ def _first_drawing(source: str, names: tuple[tuple[str, str], ...]) -> str | Non
     parts = [note_html(FIRST_DRAWING)]
     if panel.figure is not None:
         png = base64.b64encode(panel.image.value).decode("ascii")
-        parts.append(image_html(png, figure_alt(panel.figure)))
+        parts.append(figures.png_html(png, figure_alt(panel.figure)))
     parts.append(panel.text.value)
     return "".join(parts)
 
@@ -323,30 +324,21 @@ def own_progress_folder() -> Iterator[str]:
 def figure_alt(figure) -> str:
     """What a panel's figure shows (course.figures.figure_alt: its description, titles, axes and
     legend), as the alt text of the widget's first drawing."""
-    from course.figures import figure_alt as shown
-
-    said = shown(figure)
+    said = figures.figure_alt(figure)
     return f"The widget's first drawing: {said}" if said else "The widget's first drawing"
 
 
-def image_html(png_base64: str, alt: str) -> str:
-    """A PNG as an <img> that says what it shows."""
-    alt = html.escape(alt, quote=True)
-    return f"<img src='data:image/png;base64,{png_base64}' alt='{alt}' style='max-width:100%'>"
-
-
-def stored_figure_html(output: nbformat.NotebookNode, source: str) -> str:
-    """A stored figure output as an <img> with the alt text its figure carried when the notebook
-    ran (course.figures.figure_output puts it in the output's metadata). nbconvert writes a PNG
-    output with no alt at all, so a figure without one is refused, naming its cell."""
-    alt = output.get("metadata", {}).get("image/png", {}).get("alt", "")
-    if not alt.strip():
+def refuse_unnamed_png(output: nbformat.NotebookNode, source: str) -> None:
+    """nbconvert writes a PNG-only output as an <img> with no alt text at all; a course figure is
+    stored as HTML with its alt (course.figures.figure_html), so a bare PNG is refused, naming
+    its cell."""
+    data = output.get("data", {})
+    if "image/png" in data and "text/html" not in data:
         last = source.strip().splitlines()[-1] if source.strip() else "(empty cell)"
         raise CourseError(
-            f"the figure of the cell ending {last!r} has no alt text: show it through a course "
-            "figure builder (course.figures.describe) and re-execute the notebook"
+            f"the figure of the cell ending {last!r} is a PNG without alt text: return a course "
+            "figure (course.figures.describe says what it shows) and re-execute the notebook"
         )
-    return image_html(output["data"]["image/png"].strip(), alt)
 
 
 def note_html(text: str) -> str:
@@ -364,10 +356,8 @@ def static_page_notebook(nb: nbformat.NotebookNode, draw: bool = True) -> nbform
     for cell in nb.cells:
         outputs = cell.get("outputs", [])
         for output in outputs:
+            refuse_unnamed_png(output, cell.source)
             data = output.get("data", {})
-            if "image/png" in data:  # a figure, or a widget's static fallback
-                data["text/html"] = stored_figure_html(output, cell.source)
-                del data["image/png"]
             if WIDGET_MIME not in data:
                 continue
             del data[WIDGET_MIME]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import base64
 import struct
 import subprocess
 import sys
@@ -27,7 +28,7 @@ from course.figures import (
     describe,
     description,
     figure_alt,
-    figure_output,
+    figure_html,
     figure_png,
     fitted_figure,
     integer_ticks,
@@ -286,9 +287,11 @@ def test_the_alt_text_reads_titles_axes_and_legend():
     assert figure_alt(bare) == ""
 
 
-def test_figures_display_with_their_alt_text():
-    png, metadata = figure_output(describe(fitted_figure(200, 100), "An empty plot"))
-    assert png.startswith(b"\x89PNG") and metadata == {"alt": "An empty plot"}
+def test_figures_display_as_an_image_with_their_alt_text():
+    fig = describe(fitted_figure(200, 100), 'An "empty" plot')
+    png = base64.b64encode(figure_png(fig)).decode("ascii")
+    expected = f"<img src='data:image/png;base64,{png}' alt='An &quot;empty&quot; plot' "
+    assert figure_html(fig) == expected + "style='max-width:100%'>"
 
 
 def test_series_styles_never_repeat_a_look_and_say_the_allowed_range():
@@ -314,7 +317,7 @@ def test_a_sweep_of_more_runs_than_styles_shows_the_latest():
 
 
 def test_a_notebook_stores_a_course_figure_with_its_alt_text(tmp_path):
-    """As a kernel shows a returned Figure: the PNG, and the alt text in the output's metadata."""
+    """As a kernel shows a returned Figure: an <img> with its alt text, no bare PNG output."""
     script = (
         "from IPython.core.interactiveshell import InteractiveShell\n"
         "shell = InteractiveShell.instance()\n"
@@ -322,9 +325,10 @@ def test_a_notebook_stores_a_course_figure_with_its_alt_text(tmp_path):
         "from course.figures import describe, fitted_figure\n"
         "figure = describe(fitted_figure(90, 90), 'A dot')\n"
         "data, metadata = shell.display_formatter.format(figure)\n"
-        "print(data['image/png'][:4], metadata)\n"
+        "print(sorted(data), data['text/html'][-60:])\n"
     )
     out = subprocess.run(
         [sys.executable, "-c", script], capture_output=True, text=True, cwd=tmp_path, check=True
     ).stdout
-    assert out.strip() == "b'\\x89PNG' {'image/png': {'alt': 'A dot'}}", out
+    assert out.startswith("['text/html', 'text/plain']"), out
+    assert out.strip().endswith(" alt='A dot' style='max-width:100%'>"), out

@@ -21,6 +21,7 @@ from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook, new_outp
 from course import journal
 from course.catalog import LESSONS, Lesson
 from course.errors import CourseError
+from course.figures import png_html
 from course.kernels import upstream
 from course.start import tracker
 
@@ -165,12 +166,9 @@ def _build_tiny(tmp_path: Path, fake_web: Path, cells: list, draw: bool = True) 
 
 def _widget_cell(source: str, with_figure: bool = False):
     data = {build_site.WIDGET_MIME: {"model_id": "abc", "version_major": 2}, "text/plain": "P()"}
-    metadata = {}
     if with_figure:
-        data["image/png"] = "iVBORw0KGgo="
-        metadata = {"image/png": {"alt": "A panel's static figure of one loss curve"}}
-    output = new_output("display_data", data=data, metadata=metadata)
-    return new_code_cell(source, outputs=[output])
+        data["text/html"] = png_html("iVBORw0KGgo=", "A panel's static figure of one loss curve")
+    return new_code_cell(source, outputs=[new_output("display_data", data=data)])
 
 
 TITLE = new_markdown_cell("# 00 · Tiny\n\nDoes it build? Next: [01_next.ipynb](01_next.ipynb)")
@@ -204,9 +202,12 @@ def test_a_course_panel_shows_its_first_drawing(tmp_path, fake_web):
     ]
     text = _build_tiny(tmp_path, fake_web, cells)
     assert build_site.FIRST_DRAWING in text and build_site.WIDGET_NOTE not in text
-    # the alt text says what the figure shows, from its own title and axis labels
-    alt = "The widget's first drawing: squares of 1..4 (x: i, y: i²)"
-    assert f'<img alt="{alt}" src="data:image/png;base64,' in text
+    # the alt text says what the figure shows: its description, its title and axis labels
+    images = _Links()
+    images.feed(text)
+    (alt,) = images.alts
+    assert alt.startswith("The widget's first drawing: ") and alt.endswith("(x: i, y: i²)"), alt
+    assert "squares of 1..4" in alt
     assert "Widgets work: the slider says 4." in text  # the panel's text under its figure
 
 
@@ -227,23 +228,23 @@ def test_no_image_on_the_site_or_the_decks_lacks_a_specific_alt(built, kind, suf
     assert shown >= 10  # the diagrams and the stored figures are all there
 
 
-def _figure_cell(metadata: dict) -> nbformat.NotebookNode:
-    data = {"image/png": "iVBORw0KGgo=", "text/plain": "<Figure size 700x300 with 1 Axes>"}
-    output = new_output("display_data", data=data, metadata=metadata)
-    return new_code_cell("loss_figure(runs)", outputs=[output])
+def _figure_cell(data: dict) -> nbformat.NotebookNode:
+    data = {**data, "text/plain": "<Figure size 700x300 with 1 Axes>"}
+    return new_code_cell("loss_figure(runs)", outputs=[new_output("display_data", data=data)])
 
 
 def test_a_stored_figure_keeps_the_alt_text_it_was_shown_with(tmp_path, fake_web):
     alt = 'Line plot of the loss, "transposed" & contiguous'
-    text = _build_tiny(tmp_path, fake_web, [TITLE, _figure_cell({"image/png": {"alt": alt}})])
+    figure = _figure_cell({"text/html": png_html("iVBORw0KGgo=", alt)})
+    text = _build_tiny(tmp_path, fake_web, [TITLE, figure])
     images = _Links()
     images.feed(text)
     assert images.alts == [alt] and "data:image/png;base64,iVBORw0KGgo=" in text
 
 
-def test_a_stored_figure_without_alt_text_is_refused_naming_its_cell(tmp_path, fake_web):
-    with pytest.raises(CourseError, match=r"'loss_figure\(runs\)' has no alt text.*describe"):
-        _build_tiny(tmp_path, fake_web, [TITLE, _figure_cell({})])
+def test_a_stored_png_without_alt_text_is_refused_naming_its_cell(tmp_path, fake_web):
+    with pytest.raises(CourseError, match=r"'loss_figure\(runs\)' is a PNG without alt.*describe"):
+        _build_tiny(tmp_path, fake_web, [TITLE, _figure_cell({"image/png": "iVBORw0KGgo="})])
 
 
 def test_a_figure_without_titles_still_has_alt_text():
