@@ -10,6 +10,10 @@ appends one JSON line per event to `progress.jsonl` in a user data directory (or
 A prediction is saved here too (a "predict" event with the choice): it is committed once, before
 the experiment, and a restarted kernel must not let the learner commit again after seeing the
 result. Predictions are not exercises: the progress tables count checks, hints and solutions only.
+Except one kind: a prediction that is also a checked exercise (07.predict_scramble, committed by
+its first answer, judged then and never again). A learner cannot retry it, so a wrong commit is
+not "trying" for ever: it is "predicted", done, shown as wrong, and never stuck (at the reveal a
+prediction is compared, not graded: being wrong is part of the lesson).
 A mystery case's checks carry the case's seed (`case`), so a limit on tries per case survives a
 restarted kernel too.
 
@@ -36,6 +40,7 @@ FILENAME = "progress.jsonl"
 EXERCISE_EVENTS = ("check", "hint", "solution")
 EVENTS = (*EXERCISE_EVENTS, "predict")
 STUCK_ATTEMPTS = 3  # failed checks (without a pass) after which an instructor should look
+DONE = ("passed", "predicted")  # the statuses that finish an exercise in the tallies
 # A mystery case's checks (course.mystery): not registered exercises, but listed in the progress
 # tables like them, so "not started" shows before the first one.
 CASE_CHECKS = ("10.repro", "10.culprit", "10.fix")
@@ -170,11 +175,14 @@ class Standing:
     """Where one learner stands on one exercise."""
 
     exercise: str
-    status: str  # "passed", "trying" (checked, not yet passed) or "not started"
+    # "passed"; "predicted" (a prediction checked as an exercise, committed and not judged right:
+    # its checker saves the verdict right after the commit, and it is never judged again);
+    # "trying" (checked, not yet passed) or "not started"
+    status: str
     attempts: int  # checks up to and including the first pass
     hints: int
     solution: bool
-    minutes: float  # first event to first pass (or to the latest event while trying)
+    minutes: float  # first event to first pass or to the commit (or to the latest event)
     last: float  # time of the latest event, 0 when none
 
     @property
@@ -185,14 +193,30 @@ class Standing:
     def stuck(self) -> bool:
         return self.status == "trying" and self.attempts >= STUCK_ATTEMPTS
 
+    @property
+    def done(self) -> bool:
+        return self.status in DONE
+
+    @property
+    def label(self) -> str:
+        """The status as the tables show it: done, and honest that the prediction was wrong."""
+        return "predicted (was wrong)" if self.status == "predicted" else self.status
+
 
 def standing(exercise: str, events: Iterable[Event]) -> Standing:
-    """One exercise's standing, from one learner's events (in any order)."""
+    """One exercise's standing, from one learner's events (in any order).
+
+    A "predict" event under the exercise's own name makes it a committed prediction: only a
+    prediction that is also a checked exercise has one (a name is one or the other otherwise)."""
+    events = list(events)
     mine = sorted((e for e in exercise_events(events) if e.exercise == exercise), key=lambda e: e.t)
+    commits = [e.t for e in events if e.exercise == exercise and e.event == "predict"]
     checks = [e for e in mine if e.event == "check"]
     first_pass = next((i for i, e in enumerate(checks) if e.passed), None)
     if first_pass is not None:
         status, attempts, end = "passed", first_pass + 1, checks[first_pass].t
+    elif commits:
+        status, attempts, end = "predicted", len(checks), min(commits)
     else:
         status, attempts = ("trying" if checks else "not started"), len(checks)
         end = mine[-1].t if mine else 0.0
@@ -221,7 +245,7 @@ def progress_rows(events: Sequence[Event], known: Iterable[str] = ()) -> list[di
             {
                 "notebook": s.notebook,
                 "exercise": s.exercise,
-                "status": s.status,
+                "status": s.label,
                 "attempts": s.attempts,
                 "hints": s.hints,
                 "solution": "shown" if s.solution else "",
@@ -232,14 +256,14 @@ def progress_rows(events: Sequence[Event], known: Iterable[str] = ()) -> list[di
 
 
 def notebook_rows(events: Sequence[Event], known: Iterable[str] = ()) -> list[dict]:
-    """One learner's summary: a row per notebook, passed out of known exercises."""
+    """One learner's summary: a row per notebook, done (passed or predicted) out of known ones."""
     by_notebook: dict[str, list[Standing]] = {}
     for s in standings(events, known):
         by_notebook.setdefault(s.notebook, []).append(s)
     return [
         {
             "notebook": notebook,
-            "passed": f"{sum(s.status == 'passed' for s in group)}/{len(group)}",
+            "done": f"{sum(s.done for s in group)}/{len(group)}",
             "trying": ", ".join(s.exercise for s in group if s.status == "trying") or "-",
             "hints": sum(s.hints for s in group),
             "minutes": round(sum(s.minutes for s in group), 1),
@@ -289,7 +313,7 @@ def class_rows(journals: dict[str, Sequence[Event]], now: float | None = None) -
         rows.append(
             {
                 "learner": learner,
-                "passed": sum(s.status == "passed" for s in table),
+                "done": sum(s.done for s in table),
                 "working on": current.exercise if current else "-",
                 "attempts": current.attempts if current else "",
                 "hints": current.hints if current else "",
@@ -301,7 +325,7 @@ def class_rows(journals: dict[str, Sequence[Event]], now: float | None = None) -
 
 
 def exercise_rows(journals: dict[str, Sequence[Event]]) -> list[dict]:
-    """A room per exercise: who passed, who is still trying (and who looks stuck)."""
+    """A room per exercise: who passed, who predicted wrong, who is still trying (and stuck)."""
     names = sorted({e.exercise for events in journals.values() for e in exercise_events(events)})
     rows = []
     for name in names:
@@ -310,6 +334,7 @@ def exercise_rows(journals: dict[str, Sequence[Event]]) -> list[dict]:
             {
                 "exercise": name,
                 "passed": sum(s.status == "passed" for s in table.values()),
+                "predicted": sum(s.status == "predicted" for s in table.values()),
                 "trying": sum(s.status == "trying" for s in table.values()),
                 "stuck": ", ".join(sorted(lr for lr, s in table.items() if s.stuck)) or "-",
             }
@@ -324,6 +349,7 @@ def collect_table(directory: Path, now: float | None = None) -> str:
         return f"No progress files under {directory} (expected <learner>.jsonl files)."
     return (
         f"{len(journals)} learner{'' if len(journals) == 1 else 's'} "
-        f"(STUCK: {STUCK_ATTEMPTS}+ failed checks, not yet passed)\n\n"
+        f"(STUCK: {STUCK_ATTEMPTS}+ failed checks, not yet passed; done: passed, or a "
+        "prediction committed, right or wrong)\n\n"
         f"{text_table(class_rows(journals, now))}\n\n{text_table(exercise_rows(journals))}"
     )

@@ -83,3 +83,41 @@ def test_the_mystery_case_checks_are_listed_before_the_first_one(home, capsys):
         assert "not started" in line
     panel = tracker.progress_panel()
     assert "0/3" in panel.text.value.split(">10<", 1)[-1]  # notebook 10's row: its three checks
+
+
+def _07_line(out: str) -> str:
+    return next(line for line in out.splitlines() if "07.predict_scramble" in line)
+
+
+def _07_done(panel) -> str:
+    """Notebook 07's "done" cell in the widget's table."""
+    return panel.text.value.split(">07</td>", 1)[1].split("</td>", 1)[0].rsplit(">", 1)[-1]
+
+
+@pytest.mark.parametrize(
+    ("answer", "status"),
+    [([[0.0, 1.0, 2.0], [3.0, 4.0, 5.0]], "predicted (was wrong)"), (None, "passed")],
+)
+def test_a_committed_prediction_is_done_right_or_wrong(home, capsys, answer, status):
+    """07's scramble is judged once, at its commit: a wrong one cannot pass later, so it is done
+    (and says it was wrong), never trying for ever, never stuck."""
+    name = "07.predict_scramble"
+    panel = tracker.progress_panel()
+    assert _07_done(panel).startswith("0/")
+    assert main(["progress"]) == 0
+    assert "not started" in _07_line(capsys.readouterr().out)  # nothing committed yet
+    answer = exercises.get(name).reference() if answer is None else answer
+    exercises.check(name, answer)
+    for _ in range(journal.STUCK_ATTEMPTS):
+        exercises.check(name, exercises.get(name).reference())  # judged again: no new attempt
+    assert main(["progress"]) == 0
+    line = _07_line(capsys.readouterr().out)
+    assert status in line and " 1 " in line
+    panel.button.click()
+    assert _07_done(panel).startswith("1/")
+    room = home / "room"
+    room.mkdir()
+    shutil.copy(journal.progress_file(), room / "ana.jsonl")
+    assert main(["progress", "--collect", str(room)]) == 0
+    out = capsys.readouterr().out
+    assert "STUCK" not in out.split("\n\n", 1)[1] and name in out
