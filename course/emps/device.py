@@ -152,13 +152,26 @@ class EmulatedTensor(torch.Tensor):
     @classmethod
     def __torch_dispatch__(cls, func, types, args=(), kwargs=None):
         kwargs = kwargs or {}
-        special = _SPECIAL.get(func)
+        plan = _PLANS.get(id(func))  # by id: an OpOverload hashes in Python, slowly
+        if plan is None or plan[0] is not func:
+            plan = _plan(func)
+        special, op = plan[1], plan[2]
         if special is not None:
             return special(func, args, kwargs)
-        op = ops.route(func)
         if op.route != "composite":
             _check_same_device(op.name, args, kwargs)
         return _HANDLERS[op.route](func, op, args, kwargs)
+
+
+# id(overload) -> (overload, its special handler or None, its route): what the dispatch of an
+# overload does depends on the overload only (course.emps.ops)
+_PLANS: dict[int, tuple] = {}
+
+
+def _plan(func: torch._ops.OpOverload) -> tuple:
+    special = _SPECIAL.get(func)
+    plan = _PLANS[id(func)] = (func, special, None if special else ops.route(func))
+    return plan
 
 
 def _require_host_tensor(inner: object) -> None:
@@ -199,10 +212,15 @@ def _refuse_metadata(func, op: ops.OpRoute, args, kwargs):
 
 def _unwrap(value):
     """The CPU view of an argument: storage for device tensors, "cpu" for the device."""
+    kind = type(value)
+    if kind is EmulatedTensor:
+        return value.inner
+    if kind in _PLAIN:
+        return value
+    if kind is list or kind is tuple:
+        return kind([_unwrap(item) for item in value])
     if isinstance(value, EmulatedTensor):
         return value.inner
-    if type(value) in (list, tuple):
-        return type(value)(_unwrap(item) for item in value)
     if isinstance(value, torch.device) and value.type == DEVICE_NAME:
         _check_index(value)
         return _CPU
@@ -215,6 +233,8 @@ def _unwrap_kwargs(kwargs: dict) -> dict:
 
 def _wrap(value):
     """Results of the CPU kernels, back on the device."""
+    if type(value) is torch.Tensor:
+        return EmulatedTensor(value)
     if isinstance(value, torch.Tensor):
         return value if isinstance(value, EmulatedTensor) else EmulatedTensor(value)
     if type(value) in (list, tuple):
@@ -232,12 +252,19 @@ def _check_index(device: torch.device) -> None:
 
 def _check_same_device(name: str, args, kwargs) -> None:
     """Refuse CPU tensors mixed in, as a real device would (0-dim CPU tensors act as scalars)."""
-    for value in (*args, *kwargs.values()):
-        if type(value) in (list, tuple):
+    for value in (*args, *kwargs.values()) if kwargs else args:
+        kind = type(value)
+        if kind is EmulatedTensor or kind in _PLAIN:
+            continue
+        if kind is list or kind is tuple:
             for item in value:
                 _check_one(name, item)
         else:
             _check_one(name, value)
+
+
+# Argument types with nothing to unwrap or check (the hot path tests the exact type first)
+_PLAIN = frozenset({int, float, bool, str, type(None), torch.dtype, torch.memory_format})
 
 
 def _check_one(name: str, value) -> None:
@@ -276,7 +303,9 @@ def _to_copy(func, args, kwargs):
 # `x.cpu()` of a tensor that is its whole storage, unchanged in dtype and layout, can be a
 # copy-on-write clone: the bytes are copied only if either side is written later, so code that
 # reads a parameter on the host every step (the course's training history) does not copy it
-# every step. Nobody can tell it from a copy. (Absent in a torch without _lazy_clone.)
+# every step. Nobody can tell it from a copy. (Absent in a torch without _lazy_clone.) A dense
+# tensor in another order (the story's transposed encoder weight) keeps its strides in a copy
+# that preserves the format, `.cpu()`'s default, so it qualifies too.
 _LAZY_CLONE = getattr(torch, "_lazy_clone", None)
 _PLAIN_TO = {"device", "dtype", "layout", "memory_format", "non_blocking", "pin_memory"}
 
@@ -289,11 +318,27 @@ def _whole_storage_copy(source: object, kwargs: dict) -> bool:
         kwargs.get("dtype") in (None, inner.dtype)
         and kwargs.get("layout") in (None, torch.strided)
         and not kwargs.get("pin_memory")
-        and kwargs.get("memory_format") in (None, torch.preserve_format, torch.contiguous_format)
-        and inner.is_contiguous()
+        and _same_layout_copy(inner, kwargs.get("memory_format"))
         and inner.storage_offset() == 0
         and inner.untyped_storage().nbytes() == inner.numel() * inner.element_size()
     )
+
+
+def _same_layout_copy(inner: torch.Tensor, memory_format: torch.memory_format | None) -> bool:
+    """Whether `_to_copy` with `memory_format` gives a copy with inner's own strides."""
+    if memory_format in (None, torch.preserve_format):
+        return inner.is_contiguous() or _dense(inner)
+    return memory_format == torch.contiguous_format and inner.is_contiguous()
+
+
+def _dense(tensor: torch.Tensor) -> bool:
+    """Non-overlapping and dense: a contiguous layout with its dimensions permuted."""
+    expected = 1
+    for stride, size in sorted(zip(tensor.stride(), tensor.shape, strict=True)):
+        if size != 1 and stride != expected:
+            return False
+        expected *= size
+    return True
 
 
 def _set(func, args, kwargs):

@@ -16,6 +16,8 @@ from __future__ import annotations
 
 import torch
 
+from course.emps.copies import copy_back, gather
+
 
 class Placeholder:
     """A contiguous view of `tensor` for a graph: the tensor itself, or a silent gathered copy."""
@@ -23,7 +25,7 @@ class Placeholder:
     def __init__(self, tensor: torch.Tensor, strided_buffers: bool = False) -> None:
         self.tensor = tensor
         self.gathered = not strided_buffers and not tensor.is_contiguous()
-        self.buffer = tensor.contiguous() if self.gathered else tensor
+        self.buffer = gather(tensor) if self.gathered else tensor
 
 
 class OutputPlaceholder(Placeholder):
@@ -34,4 +36,4 @@ class OutputPlaceholder(Placeholder):
 
     def __exit__(self, *exc_info: object) -> None:
         if self.gathered and exc_info[0] is None:
-            self.tensor.copy_(self.buffer)
+            copy_back(self.tensor, self.buffer)

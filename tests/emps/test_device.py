@@ -331,3 +331,20 @@ def test_a_host_copy_is_independent_of_the_device_tensor_both_ways():
     assert torch.equal(view.cpu(), (torch.arange(12.0).reshape(3, 4) + 1)[::2, 1:])
     assert view.cpu().untyped_storage().nbytes() == view.numel() * 4
     assert x.to("cpu", torch.int32).dtype == torch.int32
+
+
+@pytest.mark.parametrize("kernel_writes", [True, False])
+def test_a_host_copy_of_a_transposed_tensor_keeps_its_layout_and_its_values(kernel_writes):
+    """The story's encoder weight (stride (1, rows)) is dense: its host copy may be shared
+    copy-on-write too, with the strides a CPU copy keeps, and stays independent."""
+    values = torch.arange(12.0).reshape(4, 3).t()
+    x = values.to(emps.DEVICE)
+    host, contiguous_host = x.cpu(), x.to("cpu", memory_format=torch.contiguous_format)
+    assert host.stride() == values.cpu().stride() == (1, 3)
+    assert contiguous_host.is_contiguous() and torch.equal(contiguous_host, values)
+    if kernel_writes:
+        x.mul_(x)  # an emulated kernel that works: gather, compute, copy back
+    else:
+        host.mul_(-1)
+    assert torch.equal(host, values if kernel_writes else -values)
+    assert torch.equal(x.cpu(), values * values if kernel_writes else values)
