@@ -17,3 +17,11 @@ def pytest_configure(config):
     # Tests never touch the network: course.kernels.upstream (notebook 06's real PyTorch source)
     # reads this, and the notebook kernels nbval starts inherit it.
     os.environ.setdefault("COURSE_OFFLINE", "1")
+    # xdist workers (and the notebook kernels they start) each run torch's OpenMP threads: more
+    # threads than cores on a 2-core machine, and an idle OpenMP thread spins by default, burning
+    # the core another worker needs. Passive waiting lets it sleep: same thread counts, same
+    # results. Measured with -n 2 on story/test_plateau, story/test_cli, casefile/test_fixes here
+    # (a shared machine, load ~8): 318 s wall and 134 s CPU spinning, 63 s and 13.9 s passive.
+    # Set in the controller before the workers start; they and their kernels inherit it.
+    if config.getoption("numprocesses", default=None):
+        os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
