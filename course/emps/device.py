@@ -26,7 +26,9 @@ What ordinary code expects of a device, and how it gets it:
 - `torch.emps.is_available()` is False: code that asks whether an accelerator is there
   (DataLoader's `pin_memory`, benchmark timers) keeps its CPU path after `import course`.
 - The profile and the recorders belong to the process: see Note [One thread at a time] in
-  `course.emps.threads`.
+  `course.emps.threads`. Backward passes run on the thread that imported the course: see
+  Note [Backward on the calling thread] there (without it, a script ending in a backward pass
+  could abort at exit).
 """
 
 from __future__ import annotations
@@ -39,6 +41,7 @@ from course.emps import backend as backends
 from course.emps import ops, storage
 from course.emps.mps_kernels import KernelCall, passes_through, run_kernel
 from course.emps.optim_paths import check_fused, run_foreach
+from course.emps.threads import enter_calling_thread_backward
 from course.errors import CourseError
 from course.requirements import TORCH_FLOOR_TEXT
 
@@ -614,3 +617,4 @@ def register() -> None:
     _LIBRARY.append(library)
     _THE_DEVICE.append(torch.device(DEVICE))
     storage.install(_THE_DEVICE[0], _check_index)
+    enter_calling_thread_backward()

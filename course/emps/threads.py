@@ -9,6 +9,19 @@ Note [One thread at a time]
     CourseError saying so, instead of silently running on the other thread's profile or being
     recorded by it. Threads that PyTorch itself starts (the autograd engine's) work for the
     block's thread and run as usual.
+
+Note [Backward on the calling thread]
+    For a device other than the CPU, autograd runs backward passes on a thread of its own,
+    started at the first backward pass and never stopped. On the emulated device that thread
+    still holds the graph's last Python tensors when it hands the result back, and dropping
+    them needs the GIL; when that backward pass was the program's last statement, the
+    interpreter may be shutting down by then, Python ends the thread (pthread_exit), and the
+    unwinding through PyTorch's C++ ends in std::terminate: "terminate called without an
+    active exception", exit status 134, in about one run in ten of such a script (the
+    mechanism of pytorch#38228). So `enter_calling_thread_backward()` turns autograd's
+    multithreading off for the thread that imports the course (a per-thread setting): its
+    backward passes run on it, as a CPU backward does, with the same numbers, and the device
+    thread never starts. A backward pass from another thread still uses autograd's thread.
 """
 
 from __future__ import annotations
@@ -17,9 +30,16 @@ import contextlib
 import threading
 from collections.abc import Iterator
 
+import torch
+
 from course.errors import CourseError
 
 _ENTERING = threading.Lock()
+
+
+def enter_calling_thread_backward() -> None:
+    """Run this thread's backward passes on it (Note [Backward on the calling thread])."""
+    torch.autograd.set_multithreading_enabled(False)  # takes effect when made, per thread
 
 
 def check_thread(owner: int | None, doing: str) -> None:

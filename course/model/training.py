@@ -101,11 +101,6 @@ def train(
     """Train `model` (already on its device) to reconstruct `data.x`; returns the History.
 
     `progress(done, total, note)` is called after every step, the note giving that step's loss.
-
-    The backward pass runs on this thread: for a device other than the CPU (the emulated one
-    included) autograd would otherwise hand every backward pass to a thread of its own and
-    wait for it, a switch per step that changes no number and costs the emulated training
-    about 5% of its time.
     """
     check_args(steps, lr, batch_size, schedule, seed, aux_weight, optimizer)
     device = next(model.parameters()).device
@@ -124,8 +119,7 @@ def train(
         loss = (reconstruction - batch).pow(2).sum(-1).mean()
         total = loss + aux_weight * model.aux_loss(batch, reconstruction) if aux_weight else loss
         opt.zero_grad()
-        with torch.autograd.set_multithreading_enabled(False):
-            total.backward()  # on this thread (see below)
+        total.backward()
         opt.step()
         history.loss.append(loss.item())
         for name, p in params.items():

@@ -5,8 +5,9 @@ from __future__ import annotations
 import threading
 
 import pytest
+import torch
 
-from course.emps.threads import check_thread, owning
+from course.emps.threads import check_thread, enter_calling_thread_backward, owning
 from course.errors import CourseError
 
 
@@ -57,3 +58,19 @@ def test_the_owner_is_released_even_when_the_block_raises():
         raise ValueError("inside the block")
     assert state["owner"] is None
     assert _in_other_thread(lambda: check_thread(state["owner"], "record")) is None
+
+
+def test_backward_passes_run_on_the_thread_that_imported_the_course():
+    """Note [Backward on the calling thread]: no autograd device thread to abort at exit.
+    (benchmarks/exit_aborts.py runs the script that showed the abort, in fresh processes.)"""
+    import course.emps  # noqa: F401  (registers the device on import)
+
+    assert not torch._C._is_multithreading_enabled()
+    seen: list[bool] = []
+    thread = threading.Thread(target=lambda: seen.append(torch._C._is_multithreading_enabled()))
+    thread.start()
+    thread.join(timeout=30)
+    assert seen == [True]  # a per-thread setting: other threads keep PyTorch's default
+    with torch.autograd.set_multithreading_enabled(True):
+        enter_calling_thread_backward()
+        assert not torch._C._is_multithreading_enabled()
