@@ -6,7 +6,7 @@ Each round trains the story's model once on the CPU and once on "emps" (the orde
 from round to round), for both initialisations: the contiguous one pays only the dispatch
 overhead, the transposed one also pays the Placeholder's gathers and copies, as the story's
 device did. Same data, same steps, one pinned intra-op thread, timed by the process's CPU
-clock (autograd's device thread included), so waits for a core on a busy machine do not count.
+clock (every thread of the process), so waits for a core on a busy machine do not count.
 Printed: median seconds per run and the median of the per-round ratios emps/cpu, with the
 middle half of the rounds in brackets. Targets: at most 1.3x contiguous and 2.0x transposed.
 """

@@ -57,6 +57,7 @@ def test_copy_back_writes_every_bit_and_counts_as_a_write(shape):
         lambda: torch.arange(24.0).view(2, 3, 4).permute(2, 1, 0),  # three dimensions
         lambda: torch.arange(24.0).view(4, 6).t()[:, 1:],  # a transposed slice
         lambda: torch.arange(6.0),  # already contiguous: the tensor itself
+        lambda: torch.arange(24.0).view(6, 4).t().requires_grad_(),  # autograd must see the copy
     ],
 )
 def test_every_other_layout_gathers_and_copies_back_as_aten_does(make):
@@ -64,8 +65,9 @@ def test_every_other_layout_gathers_and_copies_back_as_aten_does(make):
     gathered = copies.gather(source)
     assert torch.equal(gathered, source) and gathered.is_contiguous()
     assert (gathered is source) == source.is_contiguous()
-    target = torch.zeros_like(source)
-    copies.copy_back(target, gathered)
+    assert (gathered.grad_fn is not None) == (source.requires_grad and gathered is not source)
+    target = torch.zeros_like(source).detach()
+    copies.copy_back(target, gathered.detach())
     assert torch.equal(target, source)
 
 
