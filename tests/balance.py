@@ -18,6 +18,7 @@ What changes, and what does not:
 from __future__ import annotations
 
 import json
+import os
 from collections import defaultdict
 from pathlib import Path
 
@@ -95,7 +96,9 @@ class _Recorder:
             return
         merged = {**recorded(), **{k: round(v, 2) for k, v in self.seconds.items()}}
         DURATIONS.parent.mkdir(exist_ok=True)
-        DURATIONS.write_text(json.dumps(dict(sorted(merged.items())), indent=1) + "\n")
+        partial = DURATIONS.with_name(f"{DURATIONS.name}.{os.getpid()}")  # runs may overlap
+        partial.write_text(json.dumps(dict(sorted(merged.items())), indent=1) + "\n")
+        partial.replace(DURATIONS)
 
 
 def pytest_configure(config) -> None:
