@@ -54,7 +54,7 @@ test-notebooks: $(STAMP)
 # Two processes: each suite drives its own Playwright (a second sync Playwright cannot start
 # inside the first one's event loop in one process).
 test-browser: web
-	timeout -k 30 1200 $(BIN)/python -m pytest tests/browser -m browser -v -p no:cacheprovider
+	timeout -k 30 1800 $(BIN)/python -m pytest tests/browser -m browser -v -p no:cacheprovider
 	timeout -k 30 600 $(BIN)/python -m pytest tests -m browser -v -p no:cacheprovider \
 		--ignore=tests/browser
 
