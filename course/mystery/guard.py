@@ -12,9 +12,12 @@ dispatch modes and unregisters library kernels that appeared while a fix ran.
 Note [What counts as a change]
     An entry holding a function, class or descriptor that is replaced, added or deleted,
     compared by identity. Not changes: submodules imported later (they appear as attributes of
-    their package), plain values (flags and counters torch updates itself), and wrappers torch
+    their package), plain values (flags and counters torch updates itself), wrappers torch
     puts around its own functions (`functools.wraps`: torch._dynamo wraps `torch.manual_seed`,
-    torch.optim wraps each optimizer class's `step` on first use). Mutable state kept in place
+    torch.optim wraps each optimizer class's `step` on first use), and what a torch module
+    imported after the record installs as it loads (importing
+    torch.testing._internal.common_utils, as lesson 08's OpInfo samples do, replaces
+    `torch.ScriptMethod.__call__` with its own profiling wrapper). Mutable state kept in place
     (a cache dict) is not compared; only the global hook registries are, by their keys, and
     torch.library registrations for aten ops.
 """
@@ -86,6 +89,7 @@ class Pristine:
     namespaces: dict[str, object] = field(default_factory=dict)
     hooks: dict[str, set] = field(default_factory=dict)
     impls: frozenset[str] = frozenset()
+    modules: frozenset[str] = frozenset()
 
     @classmethod
     def record(cls) -> Pristine:
@@ -96,6 +100,7 @@ class Pristine:
             namespaces,
             {name: set(registry) for name, registry in _registries(namespaces).items()},
             frozenset(torch.library._impls),
+            frozenset(sys.modules),
         )
 
     def changes(self) -> list[str]:
@@ -105,7 +110,7 @@ class Pristine:
             now = vars(self.namespaces[name])
             for key in before.keys() | now.keys():
                 old, new = before.get(key, _MISSING), now.get(key, _MISSING)
-                if old is not new and _counts(old, new):
+                if old is not new and self._counts(old, new):
                     found.append(f"{name}.{key} was {_verb(old, new)}")
         for name, registry in _registries(self.namespaces).items():
             if self._added_hooks(name, registry):
@@ -113,6 +118,12 @@ class Pristine:
         found += [f"torch.library registered a kernel: {k}" for k in self.new_impls()]
         found += _modes()
         return sorted(found)
+
+    def _counts(self, old: object, new: object) -> bool:
+        """`_counts`, less what a torch module loaded since the record put there itself."""
+        origin = getattr(new, "__module__", None) or ""
+        late_torch = origin.split(".")[0] == "torch" and origin not in self.modules
+        return _counts(old, new) and not late_torch
 
     def _added_hooks(self, name: str, registry: dict) -> set:
         """Hooks added since the record, except the course's own instruments.
@@ -137,10 +148,10 @@ class Pristine:
         for name, before in self.entries.items():
             space = self.namespaces[name]
             for key in set(vars(space)) - set(before):
-                if _counts(_MISSING, vars(space)[key]):
+                if self._counts(_MISSING, vars(space)[key]):
                     delattr(space, key)
             for key, value in before.items():
-                if _counts(value, vars(space).get(key, _MISSING)):
+                if self._counts(value, vars(space).get(key, _MISSING)):
                     setattr(space, key, value)
         for name, registry in _registries(self.namespaces).items():
             for key in self._added_hooks(name, registry):

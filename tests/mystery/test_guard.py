@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 import sys
+import types
 
 import pytest
 import torch
@@ -115,3 +116,40 @@ def test_the_courses_own_step_log_is_not_a_fix_and_survives_a_restore(record):
     record.restore()
     registry = sys.modules["torch.optim.optimizer"]._global_optimizer_pre_hooks
     assert experiments._log_step in registry.values()
+
+
+def test_what_a_torch_module_loaded_later_installs_is_torch_changing_itself(record):
+    """torch.testing._internal.common_utils replaces torch.ScriptMethod.__call__ as it loads
+    (lesson 08's OpInfo samples import it): not a fix. The same replacement made by a learner's
+    own function is one."""
+    original = torch.ScriptMethod.__call__
+    late = types.ModuleType("torch._course_loaded_after_the_record")
+
+    def wrapper(*args, **kwargs):
+        return original(*args, **kwargs)
+
+    wrapper.__module__ = late.__name__
+    sys.modules[late.__name__] = late
+    try:
+        torch.ScriptMethod.__call__ = wrapper
+        assert record.changes() == []
+        torch.ScriptMethod.__call__ = lambda *args, **kwargs: original(*args, **kwargs)
+        assert record.changes() == ["torch.ScriptMethod.__call__ was patched"]
+    finally:
+        torch.ScriptMethod.__call__ = original
+        del sys.modules[late.__name__]
+
+
+def test_importing_torchs_test_utilities_after_the_record_is_not_a_change():
+    """The order CI met: the record first, then lesson 08's OpInfo import (a fresh process, so
+    that nothing has loaded torch's test utilities before the record)."""
+    import subprocess
+
+    script = (
+        "from course.mystery import guard\n"
+        "record = guard.pristine()\n"
+        "import torch.testing._internal.common_utils\n"
+        "print(record.changes())\n"
+    )
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]", out.stdout + out.stderr
