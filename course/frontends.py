@@ -24,7 +24,6 @@ REPOSITORY = "https://github.com/OWNER/pytorch-internals-course"
 # The git tag of this release: Colab links open the learner copies at this tag, and the set-up
 # cell installs the course from it, so a notebook and the code it imports always match.
 REF = f"v{course.__version__}"
-DISTRIBUTION = "pytorch-internals-course"
 LEARNER_DIR = "learner"
 START = "00_start_here.ipynb"
 

@@ -232,16 +232,3 @@ def key_summary(op: str, key: str) -> list[str]:
         for k in registered_kernels(op)
         if k.key == key
     ]
-
-
-def keyset_rows(tensors: dict[str, torch.Tensor]) -> list[dict[str, str]]:
-    """One row per labelled tensor: its device and its dispatch key set, highest priority first."""
-    return [
-        {
-            "tensor": label,
-            "device": str(t.device),
-            "type": type(t).__name__,
-            "dispatch keys (highest priority first)": ", ".join(dispatch_keys(t)),
-        }
-        for label, t in tensors.items()
-    ]

@@ -14,8 +14,6 @@ import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 from torch.utils._pytree import tree_flatten
 
-from course.ui import html_table
-
 
 @dataclass(frozen=True)
 class OpRecord:
@@ -102,20 +100,3 @@ def optimizer_state_names(
             if isinstance(value, torch.Tensor) and value.dim() > 0:
                 names[f"{pname}.{key}"] = value
     return names
-
-
-def trace_table(records: list[OpRecord], only_named: bool = False) -> str:
-    """An HTML table of a trace; non-contiguous outputs are highlighted."""
-    rows = [
-        {
-            "op": r.op,
-            "output": r.output or "-",
-            "shape": list(r.shape),
-            "stride": list(r.stride),
-            "contiguous": "yes" if r.contiguous else "NO",
-            "device": r.device,
-        }
-        for r in records
-        if r.output or not only_named
-    ]
-    return html_table(rows, colours={"NO": "#ffd6d6"})

@@ -32,7 +32,6 @@ KERNELS: dict[str, Callable[[emps.KernelCall], None]] = {
 BUGGY_PROFILE = emps.TORCH_2_2_1  # the story's profile: its Placeholder loses writes
 FAMILIES = ("addcmul", "addcdiv")  # one MPS kernel, addc_mul_div_out_mps, serves both
 CHECK_STEPS = 3  # plateau steps the checker trains: one already moves a healthy encoder
-STATUS_COLOURS = {"LOST": "#f4c7c3", "ok": "#d4edda"}
 
 
 SOURCES: dict[str, object] = {
