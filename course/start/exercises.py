@@ -9,8 +9,11 @@ printed value instead of a returned one.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 import torch
+from torch._subclasses.fake_tensor import FakeTensorMode
 
 from course import emps
 from course.exercises import (
@@ -33,7 +36,20 @@ NOT_A_TENSOR: tuple[tuple[type | tuple[type, ...], str], ...] = (
         torch.nn.Module,
         "that is a module, not a tensor: a module's parameters are tensors (try its .weight)",
     ),
-    ((list, tuple), "a list is not a tensor: check takes one tensor (torch.tensor(...) makes one)"),
+    (torch.Size, "that is a tensor's shape (.shape), not the tensor: hand over the tensor itself"),
+    (torch.dtype, "that is a dtype (the kind of number a tensor holds), not a tensor"),
+    (
+        (torch.UntypedStorage, torch.TypedStorage),
+        "that is a tensor's storage (its raw memory), not the tensor: hand over the tensor",
+    ),
+    (bool, "that is a yes/no answer (a bool), not a tensor: hand over the tensor itself"),
+    (
+        (int, float, np.generic),
+        "that is a plain number (.item() or .sum() of it?), not a tensor: hand over the tensor",
+    ),
+    (dict, "a dict is not a tensor: check takes one tensor, not a container of them"),
+    (tuple, "a tuple is not a tensor: check takes one tensor, not a container of them"),
+    (list, "a list is not a tensor: check takes one tensor (torch.tensor(...) makes one)"),
     (np.ndarray, "a NumPy array lives on the CPU only: hand the checker a torch tensor"),
 )
 
@@ -42,6 +58,8 @@ def _not_a_tensor(answer: object) -> str:
     for kind, why in NOT_A_TENSOR:
         if isinstance(answer, kind):
             return why
+    if isinstance(answer, type):
+        return "that is a class, not a tensor made with it: hand over a tensor"
     if callable(answer):
         return "that is a function or method, not its result: did you forget the parentheses?"
     return "hand the checker a tensor"
@@ -86,6 +104,12 @@ register(
             lambda: torch.nn.Linear(2, 2).to("emps"),
             lambda: torch.ones(3).to,
             lambda: np.ones(3),
+            lambda: torch.ones(3).to("emps").shape,
+            lambda: torch.ones(3).to("emps").sum().item(),
+            lambda: (torch.ones(3).to("emps"),),
+            lambda: torch.ones(3).to("emps").dtype,
+            lambda: torch.ones(3).to("emps").is_cpu,
+            lambda: torch.ones(3).to("emps").untyped_storage(),
         ),
     )
 )
@@ -93,12 +117,24 @@ register(
 # ---- 00.device_type --------------------------------------------------------------------------
 
 
+def _stand_in(device: str) -> torch.Tensor:
+    """A tensor that reports `device` without the hardware: a FakeTensor holds metadata only.
+
+    Why: a function that knows only the devices this machine has (or that trims "emps:0" to
+    "emps" by cutting a fixed ":0" or four characters) must meet a device, and an index, it
+    did not expect, as on a Mac ("mps") or a second GPU ("cuda:1")."""
+    with FakeTensorMode():
+        return torch.zeros(2, device=device)
+
+
 def _device_variants() -> list[tuple[str, torch.Tensor]]:
-    """Tensors on every device a learner's machine surely has (the CPU, emps, meta)."""
+    """Tensors on the CPU, emps and meta, and stand-ins on mps and on a second CUDA GPU."""
     return [
         ("a CPU tensor", torch.zeros(2)),
         ("a tensor on emps", torch.zeros(2, device=emps.DEVICE)),
         ("a tensor on the meta device (shapes only, no data)", torch.zeros(2, device="meta")),
+        ("a tensor on a Mac's mps device (a stand-in: no Mac needed)", _stand_in("mps")),
+        ("a tensor on the second CUDA GPU, cuda:1 (a stand-in)", _stand_in("cuda:1")),
     ]
 
 
@@ -113,14 +149,31 @@ def _not_a_string(answer: object) -> str:
 def _wrong_type(answer: str, tensor: torch.Tensor) -> str:
     """Why a string answer is not the tensor's device type."""
     if answer == str(tensor.device):
-        return "the type is the device's name without its index (emps:0 is a device of type emps)"
+        return (
+            f"the type is the device's name without its index ({tensor.device} is a device of "
+            f"type {tensor.device.type})"
+        )
     if answer == repr(tensor.device):
         return "that is the device's repr: its .type is the string inside it"
+    if answer == repr(tensor.device.type):
+        return "your string has quotes in it (a repr): return the .type string itself"
     if answer == tensor.type():
         return "t.type() names the tensor's kind and dtype (a FloatTensor), not its device"
     if answer.lower() == tensor.device.type:
         return "device types are written in lower case, as torch writes them"
+    if answer.startswith(tensor.device.type):
+        return "that is the device's name, cut short but not to its type: ask the device its .type"
     return "that is not where this tensor lives"
+
+
+def _index_instead(device_type: Callable, answer: object, tensor: torch.Tensor) -> bool:
+    """Whether the function answers with the device's index (.index, get_device()), not its type.
+
+    On the CPU the index is None, as a function that prints instead of returning gives, so the
+    function is asked about emps:0 as well, whose index is 0."""
+    on_emps = torch.zeros(1, device=emps.DEVICE)
+    indices = (tensor.device.index, tensor.get_device())
+    return answer in indices and device_type(on_emps) in (0, on_emps.get_device())
 
 
 def _check_device_type(device_type: object) -> Verdict:
@@ -130,9 +183,17 @@ def _check_device_type(device_type: object) -> Verdict:
         answer, expected = device_type(tensor), tensor.device.type
         if answer == expected and isinstance(answer, str):
             continue
-        why = _wrong_type(answer, tensor) if isinstance(answer, str) else _not_a_string(answer)
+        if isinstance(answer, str):
+            why = _wrong_type(answer, tensor)
+        elif _index_instead(device_type, answer, tensor):
+            why = (
+                "that is the device's index (.index, get_device()): which device of a kind, "
+                "not the kind. The type is the string torch.device keeps beside the index"
+            )
+        else:
+            why = _not_a_string(answer)
         return failed(f"on {label}: {why}", repr(answer), repr(expected))
-    return passed("right on the CPU, emps and meta: every tensor carries its device.")
+    return passed("right on the CPU, emps, meta, mps and cuda:1: every tensor carries its device.")
 
 
 def _reference_device_type():
@@ -145,6 +206,13 @@ def _reference_device_type():
 def _cpu_or_emps():
     def device_type(t):
         return "cpu" if t.is_cpu else "emps"  # only the two devices the learner has met
+
+    return device_type
+
+
+def _the_devices_seen():
+    def device_type(t):
+        return "meta" if t.is_meta else "cpu" if t.is_cpu else "emps"  # the three named so far
 
     return device_type
 
@@ -172,6 +240,12 @@ register(
             _printed,
             lambda: lambda t: t.device.type.upper(),
             lambda: lambda t: repr(t.device),
+            lambda: lambda t: str(t.device).replace(":0", ""),  # 'emps:0' -> 'emps', not cuda:1
+            lambda: lambda t: str(t.device)[:4],  # 'emps', 'cpu', 'meta', but 'mps:'
+            _the_devices_seen,
+            lambda: lambda t: t.get_device(),
+            lambda: lambda t: t.device.index,
+            lambda: lambda t: repr(t.device.type),
         ),
     )
 )

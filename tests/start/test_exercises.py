@@ -18,6 +18,12 @@ CAUSES = {
         "a module, not a tensor",  # an nn.Linear moved to emps
         "forget the parentheses",  # torch.ones(3).to, not called
         "NumPy array",  # a NumPy array
+        "tensor's shape",  # .shape: a torch.Size, which is a tuple
+        "plain number",  # .sum().item()
+        "a tuple is not a tensor",  # (tensor,)
+        "a dtype",  # .dtype
+        "a bool",  # .is_cpu
+        "storage",  # .untyped_storage()
     ),
     "00.device_type": (
         "without its index",  # str(t.device): 'emps:0'
@@ -28,6 +34,12 @@ CAUSES = {
         "returned None",  # printed, not returned
         "lower case",  # 'CPU'
         "the device's repr",  # "device(type='cpu')"
+        "without its index (cuda:1",  # str(t.device).replace(":0", "")
+        "cut short",  # str(t.device)[:4]: 'mps:'
+        "mps device",  # meta, cpu, else emps: only the devices named so far
+        "the device's index",  # t.get_device()
+        "the device's index",  # t.device.index: None on the CPU, not a print
+        "quotes",  # repr(t.device.type)
     ),
 }
 
@@ -41,8 +53,15 @@ def test_the_references_pass():
     assert all(check(name, get(name).reference()).passed for name in CAUSES)
 
 
-def test_the_variants_cover_three_devices():
-    assert {t.device.type for _, t in exercises._device_variants()} == {"cpu", "emps", "meta"}
+def test_the_variants_cover_five_devices_and_an_index_other_than_0():
+    devices = [t.device for _, t in exercises._device_variants()]
+    assert {d.type for d in devices} == {"cpu", "emps", "meta", "mps", "cuda"}
+    assert any(d.index not in (None, 0) for d in devices)
+
+
+def test_a_function_that_prints_is_not_taken_for_one_that_answers_the_index():
+    verdict = check("00.device_type", exercises._printed())
+    assert "returned None" in verdict.message and "index" not in verdict.message
 
 
 def test_the_prediction_outcome_is_measured():
