@@ -5,6 +5,7 @@ state, each checked on hidden models; feedback names what is true of the case an
 from __future__ import annotations
 
 import ast
+import copy
 import inspect
 import textwrap
 from collections.abc import Callable
@@ -13,7 +14,7 @@ import torch
 from torch import nn
 
 from course import emps
-from course.casefile.checklist import checklist, state_findings
+from course.casefile.checklist import checklist, parameter_findings, state_findings
 from course.casefile.fixes import SCENARIOS, run_scenario
 from course.exercises import (
     Exercise,
@@ -21,6 +22,7 @@ from course.exercises import (
     Verdict,
     failed,
     passed,
+    ready_made,
     register,
     register_prediction,
 )
@@ -62,14 +64,30 @@ def _view_message(used: set[str], stride: tuple[int, ...]) -> str:
     )
 
 
+# (names in the learner's source, why a copy made with them kept the transposed strides): the
+# first that matches names the cause
+LIKES = ("empty_like", "zeros_like", "ones_like", "full_like", "rand_like", "randn_like")
+COPY_CAUSES = (
+    (
+        {"clone"},
+        "clone() keeps the strides of what it copies (memory_format=torch.preserve_format)",
+    ),
+    *(
+        ({like}, f"{like}() takes the strides of its argument, so copy_ fills a transposed tensor")
+        for like in LIKES
+    ),
+    ({"empty_strided", "as_strided"}, "you gave it the transpose's strides yourself"),
+    ({"deepcopy", "copy"}, "a (deep)copy keeps the strides of what it copies"),
+)
+
+
 def _copy_message(used: set[str], stride: tuple[int, ...]) -> str:
     """Why a copy with the transposed strides is wrong, naming the copying call used."""
-    if "clone" in used:
-        why = "clone() keeps the strides of what it copies (memory_format=torch.preserve_format)"
-    elif "empty_like" in used:
-        why = "empty_like() takes the strides of its argument, so copy_ fills a transposed tensor"
-    else:
-        why = "your copy kept the transposed strides"
+    why = next(
+        (why for names, why in COPY_CAUSES if names & used),
+        "your copy kept the transposed strides (an elementwise result such as w.T * 1 follows "
+        "its input's layout too)",
+    )
     return (
         f"your encoder has its own memory but stride {stride}: {why}; Adam's state would "
         "inherit that layout"
@@ -80,9 +98,23 @@ def _check_tie(fn) -> Verdict:
     used = _names_used(fn)
     for shape, dtype, device in DECODERS:
         decoder = nn.Linear(shape[1], shape[0]).weight.detach().to(device, dtype)
-        encoder = fn(decoder)
+        before = (decoder.shape, decoder.stride(), decoder.cpu().clone())
         where = "" if device == "cpu" else f" on {device}"
         label = f"for a {_dtype_name(dtype)} decoder weight of shape {list(shape)}{where}"
+        try:
+            encoder = fn(decoder)
+        except NotImplementedError:
+            raise  # the scaffold's own: `check` reports it as not attempted
+        except Exception as exc:
+            return failed(f"{label}: tie raised {type(exc).__name__}: {exc}")
+        if (decoder.shape, decoder.stride()) != before[:2] or not torch.equal(
+            decoder.cpu(), before[2]
+        ):
+            return failed(
+                f"{label}: tie changed the decoder weight itself (t_(), transpose_() and "
+                "`.data =` work in place): the decoder must keep its layout and values; return "
+                "a new tensor"
+            )
         problem = _tie_problem(encoder, decoder, used)
         if problem is not None:
             return failed(f"{label}: {problem}")
@@ -110,10 +142,11 @@ def _tie_problem(encoder: object, decoder: torch.Tensor, used: set[str]) -> str 
             f"copy where the weight lives{made}"
         )
     if encoder.dtype != decoder.dtype:
+        mps = ", and MPS has no float64" if encoder.dtype == torch.float64 else ""
         return (
             f"your encoder is {_dtype_name(encoder.dtype)}, the decoder "
-            f"{_dtype_name(decoder.dtype)}: a weight keeps its dtype (MPS has no float64, and "
-            f"Adam's state would follow the new dtype){made}"
+            f"{_dtype_name(decoder.dtype)}: a weight keeps its dtype (Adam's state would follow "
+            f"the new dtype{mps}){made}"
         )
     if not torch.equal(encoder.cpu(), decoder.T.cpu()):
         return (
@@ -133,6 +166,14 @@ def _same_memory(a: torch.Tensor, b: torch.Tensor) -> bool:
         return a.untyped_storage().data_ptr() == b.untyped_storage().data_ptr()
     base = a._base
     return base is not None and (base is b or (b._base is not None and base is b._base))
+
+
+def _tie_by_data():
+    def tie(decoder_weight):  # rewrites the decoder's own .data, then hands it back
+        decoder_weight.data = decoder_weight.T.contiguous()
+        return decoder_weight
+
+    return tie
 
 
 def _reference_tie():
@@ -161,6 +202,14 @@ register(
             lambda: lambda w: w.T.contiguous().double(),
             lambda: lambda w: torch.empty(w.shape[1], w.shape[0]).copy_(w.T),
             lambda: lambda w: torch.empty(w.shape[1], w.shape[0], dtype=w.dtype).copy_(w.T),
+            lambda: lambda w: torch.zeros_like(w.T).copy_(w.T),
+            lambda: lambda w: w.T * 1.0,
+            lambda: lambda w: w.t_().contiguous(),
+            _tie_by_data,
+            lambda: lambda w: w.T.float().contiguous(),
+            lambda: lambda w: copy.deepcopy(w.T),
+            lambda: lambda w: torch.empty_strided(w.T.shape, w.T.stride()).copy_(w.T),
+            lambda: lambda w: torch.from_numpy(w.numpy().T.copy()),
         ),
     )
 )
@@ -170,12 +219,14 @@ register(
 
 
 class _Scaled(nn.Module):
-    """A linear layer with a per-feature scale kept as a buffer (broadcast with stride 0)."""
+    """A linear layer with a per-feature scale kept as a buffer (broadcast with stride 0).
+
+    Not persistent, as a cache often is: it is not in state_dict(), yet the model owns it."""
 
     def __init__(self) -> None:
         super().__init__()
         self.linear = nn.Linear(4, 3)
-        self.register_buffer("scale", torch.ones(1, 3).expand(4, 3))
+        self.register_buffer("scale", torch.ones(1, 3).expand(4, 3), persistent=False)
 
 
 def _sliced() -> nn.Module:
@@ -184,8 +235,16 @@ def _sliced() -> nn.Module:
     return layer
 
 
-def _channels_last() -> nn.Module:
-    net = nn.Sequential(nn.Conv2d(3, 8, 3), nn.ReLU(), nn.Conv2d(8, 4, 3))
+def _strided_bias() -> nn.Module:
+    layer = nn.Linear(4, 4)
+    rows = torch.arange(24.0).reshape(6, 4)
+    layer.weight = nn.Parameter(rows[2:])  # whole rows: contiguous, at storage offset 8
+    layer.bias = nn.Parameter(torch.arange(8.0)[::2])  # every other element: stride (2,)
+    return layer
+
+
+def _channels_last(last_kernel: int = 3) -> nn.Module:
+    net = nn.Sequential(nn.Conv2d(3, 8, 3), nn.ReLU(), nn.Conv2d(8, 4, last_kernel))
     return net.to(memory_format=torch.channels_last)  # how conv nets get it in practice
 
 
@@ -211,6 +270,18 @@ SUSPECT_CASES: dict[str, tuple[Callable[[], nn.Module], list[str], str]] = {
         ["0.weight", "2.weight"],
         "channels_last stores a conv weight channels innermost: not contiguous by default rules",
     ),
+    "a conv net in channels_last whose last conv is 1x1": (
+        lambda: _channels_last(last_kernel=1),
+        ["0.weight"],
+        "a 1x1 kernel's size-1 dimensions do not count, whatever their strides: is_contiguous() "
+        "ignores them, so that weight is contiguous in both layouts",
+    ),
+    "a Linear whose bias is every other element of a vector": (
+        _strided_bias,
+        ["bias"],
+        "a vector with stride 2 is not contiguous, a block of whole rows is (its storage offset "
+        "does not matter)",
+    ),
     "a module with an expanded buffer": (
         _Scaled,
         ["scale"],
@@ -226,10 +297,28 @@ SUSPECT_CASES: dict[str, tuple[Callable[[], nn.Module], list[str], str]] = {
 }
 
 
+# the course's own functions that answer 09.suspects and 09.state_suspects: calling one is borrowing
+COURSE_CHECKS = {
+    "checklist": checklist,
+    "parameter_findings": parameter_findings,
+    "state_findings": state_findings,
+}
+
+
+def _borrowed(used: list[str]) -> Verdict:
+    return failed(
+        f"your answer calls {used[0]}(), part of the course's own checklist: write the rule "
+        "yourself, from the tensors"
+    )
+
+
 def _check_suspects(fn) -> Verdict:
     for label, (make, expected, why) in SUSPECT_CASES.items():
         model = make()
-        answer = fn(model)
+        with ready_made(COURSE_CHECKS) as used:
+            answer = fn(model)
+        if used:
+            return _borrowed(used)
         if not isinstance(answer, (list, tuple, set)):
             return failed(
                 f"for {label}, suspects(model) returned {type(answer).__name__}: return a list "
@@ -239,6 +328,12 @@ def _check_suspects(fn) -> Verdict:
             )
         if not all(isinstance(name, str) for name in answer):
             return failed(f"for {label}, return the tensors' names (strings), not the tensors")
+        twice = sorted({name for name in answer if list(answer).count(name) > 1})
+        if twice:
+            return failed(
+                f"for {label}, you listed {twice[0]} more than once: name each tensor once "
+                "(model.named_parameters() and named_buffers() never repeat a name)"
+            )
         if sorted(answer) != expected:
             problem = _suspects_problem(model, set(answer), expected)
             return failed(f"for {label}: {problem}; {why}")
@@ -260,16 +355,35 @@ def _suspects_problem(model: nn.Module, yours: set[str], expected: list[str]) ->
     extra = sorted(yours - set(expected))
     if extra:
         kind, tensor = tensors[extra[0]]
-        return f"{extra[0]} is a contiguous {kind} (stride {tensor.stride()})"
+        offset = tensor.storage_offset()
+        at = f", storage offset {offset}" if offset else ""
+        return f"{extra[0]} is a contiguous {kind} (stride {tensor.stride()}{at})"
     name = sorted(set(expected) - yours)[0]
     kind, tensor = tensors[name]
     module, _, _ = name.rpartition(".")
     where = f" of the submodule {module!r}" if module else ""
     grad = " with no .grad (never trained)" if kind == "parameter" and tensor.grad is None else ""
+    owner = model.get_submodule(module)
+    if kind == "buffer" and name.rpartition(".")[2] in owner._non_persistent_buffers_set:
+        kind = "buffer registered with persistent=False (so not in state_dict())"
     return (
         f"you missed {name}, a {kind}{where}{grad}, shape {list(tensor.shape)}, stride "
         f"{tensor.stride()}, not contiguous"
     )
+
+
+def _by_row_major_strides():
+    def suspects(model):  # the row-major strides written out, compared with the tensor's
+        def row_major(shape):
+            strides = [1]
+            for size in reversed(shape[1:]):
+                strides.insert(0, strides[0] * size)
+            return tuple(strides)
+
+        tensors = [*model.named_parameters(), *model.named_buffers()]
+        return [name for name, t in tensors if t.dim() and t.stride() != row_major(t.shape)]
+
+    return suspects
 
 
 def _reference_suspects():
@@ -325,6 +439,31 @@ register(
                     if t.dim() == 2 and t.stride(0) < t.stride(1)
                 ]
             ),
+            lambda: lambda m: [f.target for f in checklist(m) if f.check == "contiguity"],
+            lambda: lambda m: [f.target for f in parameter_findings(m, True) if "not" in f.message],
+            lambda: lambda m: [n for n, t in m.state_dict().items() if not t.is_contiguous()],
+            _by_row_major_strides,
+            lambda: (
+                lambda m: [
+                    n
+                    for n, t in [*m.named_parameters(), *m.state_dict().items()]
+                    if not t.is_contiguous()
+                ]
+            ),
+            lambda: (
+                lambda m: [
+                    n
+                    for n, t in [*m.named_parameters(), *m.named_buffers()]
+                    if t.dim() > 1 and not t.is_contiguous()
+                ]
+            ),
+            lambda: (
+                lambda m: [
+                    n
+                    for n, t in [*m.named_parameters(), *m.named_buffers()]
+                    if t.storage_offset() != 0 or not t.is_contiguous()
+                ]
+            ),
         ),
     )
 )
@@ -354,7 +493,23 @@ def _story_adam(**options) -> tuple[nn.Module, torch.optim.Optimizer]:
 def _made_contiguous_later() -> tuple[nn.Module, torch.optim.Optimizer]:
     model, optimizer = _story_adam()
     model.encoder.weight.data = model.encoder.weight.data.contiguous()  # a "fix" after step 1
-    return model, optimizer
+    return _trained(model, optimizer, _batch(16, 8))  # its new gradient is contiguous too
+
+
+class _PerHead(nn.Module):
+    """Per-head projections stored heads-second and swapped to the front: stride (3, 6, 1)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.weight = nn.Parameter(_batch(4, 2, 3).transpose(0, 1))  # [heads, in, out]
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return torch.einsum("bi,hio->bho", x, self.weight)
+
+
+def _per_head_adam() -> tuple[nn.Module, torch.optim.Optimizer]:
+    model = _PerHead()
+    return _trained(model, torch.optim.Adam(model.parameters(), lr=1e-3), _batch(5, 4))
 
 
 def _sgd_momentum() -> tuple[nn.Module, torch.optim.Optimizer]:
@@ -375,7 +530,8 @@ def _two_groups() -> tuple[nn.Module, torch.optim.Optimizer]:
 
 def _rmsprop_channels_last() -> tuple[nn.Module, torch.optim.Optimizer]:
     net = _channels_last()
-    return _trained(net, torch.optim.RMSprop(net.parameters(), lr=1e-3), _batch(2, 3, 8, 8))
+    optimizer = torch.optim.RMSprop(net.parameters(), lr=1e-3, momentum=0.9, centered=True)
+    return _trained(net, optimizer, _batch(2, 3, 8, 8))
 
 
 def _before_the_first_step() -> tuple[nn.Module, torch.optim.Optimizer]:
@@ -396,11 +552,11 @@ STATE_CASES: dict[str, tuple[Callable[[], tuple], list[tuple[str, str]], str]] =
         ADAM_PAIRS,
         "Adam made each state tensor with zeros_like(param), which keeps the parameter's layout",
     ),
-    "the story's SAE, its encoder weight made contiguous after the first step": (
+    "the story's SAE, its encoder weight made contiguous after the first step, then one more": (
         _made_contiguous_later,
         ADAM_PAIRS,
-        "the parameter is contiguous now, but its state was made from the old layout and stays "
-        "so: check the state tensors themselves",
+        "the parameter (and so its new gradient) is contiguous now, but its state was made from "
+        "the old layout and stays so: check the state tensors themselves",
     ),
     "SGD with momentum on a transposed Linear weight, after two steps": (
         _sgd_momentum,
@@ -413,11 +569,21 @@ STATE_CASES: dict[str, tuple[Callable[[], tuple], list[tuple[str, str]], str]] =
         ADAM_PAIRS,
         "every param group counts (optimizer.state holds them all)",
     ),
-    "RMSprop on a conv net in channels_last, after one step": (
+    "centered RMSprop with momentum on a conv net in channels_last, after one step": (
         _rmsprop_channels_last,
-        [("0.weight", "square_avg"), ("2.weight", "square_avg")],
-        "RMSprop's square_avg keeps the channels_last layout of a 4-D weight: no transpose, "
-        "still not contiguous",
+        [
+            (name, key)
+            for name in ("0.weight", "2.weight")
+            for key in ("square_avg", "momentum_buffer", "grad_avg")
+        ],
+        "each RMSprop state tensor keeps the channels_last layout of a 4-D weight: no transpose, "
+        "still not contiguous; and centered=True and momentum add their own keys",
+    ),
+    "Adam on a 3-D per-head weight whose first two dimensions were swapped": (
+        _per_head_adam,
+        [("weight", "exp_avg"), ("weight", "exp_avg_sq")],
+        "its last stride is 1 and its first is not the largest: ask each tensor whether it "
+        "is_contiguous() rather than guess from one stride",
     ),
     "Adam with amsgrad=True on the story's SAE": (
         lambda: _story_adam(amsgrad=True),
@@ -437,8 +603,19 @@ STATE_CASES: dict[str, tuple[Callable[[], tuple], list[tuple[str, str]], str]] =
 }
 
 
-def _state_problem(yours: list, expected: list) -> str:
-    """Which pair is wrong: names mixed up, a pair missing, or one too many."""
+def _state_problem(yours: list, expected: list, names: set[str]) -> str:
+    """Which pair is wrong: pairs reversed, names mixed up or made up, a pair missing, or extra."""
+    twice = sorted({pair for pair in yours if yours.count(pair) > 1})
+    if twice:
+        return f"you listed {twice[0]} more than once: name each state tensor once"
+    if yours and sorted((k, n) for n, k in yours) == expected:
+        return "your pairs are (state key, parameter name): put the parameter's name first"
+    unknown = sorted({n for n, _ in yours} - names)
+    if unknown:
+        return (
+            f"{unknown[0]!r} is not the name of a parameter of this model: use the full names "
+            "from model.named_parameters()"
+        )
     if yours and sorted(k for _, k in yours) == sorted(k for _, k in expected):
         return (
             "the right state tensors under the wrong names: optimizer.state is keyed by the "
@@ -452,13 +629,17 @@ def _state_problem(yours: list, expected: list) -> str:
 
 
 def _check_state_suspects(fn) -> Verdict:
-    if getattr(fn, "__wrapped__", fn) in (checklist, state_findings):
+    if getattr(fn, "__wrapped__", fn) in COURSE_CHECKS.values():
         return failed(
             f"{fn.__name__} is the course's own checklist: write the rule yourself, from "
             "optimizer.state"
         )
     for label, (make, expected, why) in STATE_CASES.items():
-        answer = fn(*make())
+        model, optimizer = make()
+        with ready_made(COURSE_CHECKS) as used:
+            answer = fn(model, optimizer)
+        if used:
+            return _borrowed(used)
         pairs = isinstance(answer, (list, tuple, set)) and all(
             isinstance(p, tuple) and len(p) == 2 and all(isinstance(s, str) for s in p)
             for p in answer
@@ -471,7 +652,8 @@ def _check_state_suspects(fn) -> Verdict:
             )
         yours = sorted(answer)
         if yours != sorted(expected):
-            return failed(f"for {label}: {_state_problem(yours, sorted(expected))}; {why}")
+            names = {name for name, _ in model.named_parameters()}
+            return failed(f"for {label}: {_state_problem(yours, sorted(expected), names)}; {why}")
     return passed(
         f"right on {len(STATE_CASES)} hidden models and optimizers: the state is written in "
         "place every step"
@@ -522,6 +704,56 @@ def _from_the_parameters():
     return state_suspects
 
 
+def _from_the_gradients():
+    def state_suspects(model, optimizer):  # the gradient's layout, not the state's
+        return [
+            (name, key)
+            for name, p in model.named_parameters()
+            if p.grad is not None and not p.grad.is_contiguous()
+            for key in optimizer.state[p]
+            if key != "step"
+        ]
+
+    return state_suspects
+
+
+KNOWN_KEYS = ("exp_avg", "exp_avg_sq", "momentum_buffer", "square_avg")  # Adam's, SGD's, RMSprop's
+
+
+def _from_the_last_stride():
+    def state_suspects(model, optimizer):  # "transposed or channels_last": the last stride is not 1
+        names = {p: name for name, p in model.named_parameters()}
+        return [
+            (names[p], key)
+            for p, state in optimizer.state.items()
+            for key, value in state.items()
+            if value.dim() and value.stride()[-1] != 1 and 0 not in value.stride()
+        ]
+
+    return state_suspects
+
+
+def _named_by_module():
+    def state_suspects(model, optimizer):  # the module's name instead of the parameter's
+        names = {
+            p: module_name
+            for module_name, module in model.named_modules()
+            for p in module.parameters(recurse=False)
+        }
+        return [(names[p], key) for p, key in _reference_pairs(optimizer)]
+
+    return state_suspects
+
+
+def _reference_pairs(optimizer):
+    return [
+        (p, key)
+        for p, state in optimizer.state.items()
+        for key, value in state.items()
+        if not value.is_contiguous()
+    ]
+
+
 def _named_by_position():
     def state_suspects(model, optimizer):
         return [
@@ -568,6 +800,14 @@ register(
             lambda: _state_with(keys=("exp_avg_sq",)),
             _transposes_only,
             lambda: checklist,
+            lambda: lambda m, o: [tuple(f.target.split()) for f in state_findings(m, o, True)],
+            _from_the_gradients,
+            lambda: lambda m, o: [(key, name) for name, key in _reference_state_suspects()(m, o)],
+            lambda: lambda m, o: 2 * _reference_state_suspects()(m, o),
+            lambda: _state_with(keys=(*KNOWN_KEYS, "max_exp_avg_sq")),
+            _from_the_last_stride,
+            _named_by_module,
+            lambda: lambda m, o: list(ADAM_PAIRS),
         ),
     )
 )

@@ -20,6 +20,14 @@ TIE_CAUSES = (
     "MPS has no float64",  # the contiguous transpose, as float64
     "make float32 CPU tensors unless given dtype=",  # torch.empty(...).copy_(w.T)
     "make the copy where the weight lives",  # dtype kept, device forgotten
+    "zeros_like() takes the strides",  # zeros_like(w.T).copy_(w.T)
+    "an elementwise result such as w.T * 1",  # w.T * 1.0
+    "changed the decoder weight itself",  # w.t_().contiguous(): transposes the decoder in place
+    "changed the decoder weight itself",  # decoder.data = ...; return decoder
+    "a weight keeps its dtype (Adam's state would follow the new dtype)",  # .float(): no float64
+    "a (deep)copy keeps the strides",  # copy.deepcopy(w.T)
+    "the transpose's strides yourself",  # empty_strided(w.T.shape, w.T.stride())
+    "on emps:0: tie raised TypeError",  # through numpy: only CPU tensors go there
 )
 SUSPECT_CAUSES = (
     "last stride is 1",  # stride[-1] != 1
@@ -30,6 +38,13 @@ SUSPECT_CAUSES = (
     "is not a tensor of this model",  # the story's answer, hard-coded
     "of the submodule 'encoder'",  # top-level tensors only (recurse=False)
     "no transpose",  # transposes only
+    "calls checklist()",  # the course's checklist, filtered
+    "calls parameter_findings()",  # the checklist's parameter check
+    "persistent=False (so not in state_dict())",  # state_dict() instead of the model's tensors
+    "size-1 dimensions do not count",  # strides compared with the row-major ones
+    "more than once",  # parameters and state_dict() together
+    "a vector with stride 2 is not contiguous",  # matrices only
+    "storage offset 8",  # a storage offset taken for a layout problem
 )
 STATE_CAUSES = (
     "read the keys of optimizer.state[p]",  # Adam's keys only
@@ -39,6 +54,14 @@ STATE_CAUSES = (
     "you missed ('encoder.weight', 'exp_avg')",  # exp_avg_sq only
     "channels_last",  # transposes only
     "the course's own checklist",  # checklist passed as the answer
+    "calls state_findings()",  # the checklist's state check
+    "its new gradient) is contiguous now",  # the gradients' layout
+    "(state key, parameter name)",  # pairs the wrong way round
+    "more than once",  # every pair twice
+    "centered=True and momentum add their own keys",  # every key the learner knows of
+    "rather than guess from one stride",  # last stride not 1
+    "'encoder' is not the name of a parameter",  # the module's name
+    "'encoder.weight' is not the name of a parameter of this model",  # the story's answer
 )
 
 
@@ -87,3 +110,20 @@ def test_state_suspects_must_be_pairs_of_names():
 def test_the_before_the_first_step_case_really_has_no_state_yet():
     model, optimizer = exercises._before_the_first_step()
     assert not optimizer.state and not model.encoder.weight.is_contiguous()
+
+
+def test_the_new_hidden_cases_are_what_their_labels_say():
+    pointwise = exercises._channels_last(last_kernel=1)[2].weight  # a 1x1 conv in channels_last
+    assert pointwise.is_contiguous() and pointwise.stride() != (8, 1, 1, 1)  # not row-major
+    model, optimizer = exercises._per_head_adam()
+    state = optimizer.state[model.weight]["exp_avg"]
+    assert state.stride()[-1] == 1 and not state.is_contiguous()
+    model, optimizer = exercises._made_contiguous_later()
+    weight = model.encoder.weight
+    assert weight.grad.is_contiguous() and not optimizer.state[weight]["exp_avg"].is_contiguous()
+    assert "scale" not in exercises._Scaled().state_dict()
+
+
+def test_the_dtype_feedback_names_float64_only_for_float64():
+    message = check("09.tie_weights", lambda w: w.T.contiguous().half()).message
+    assert "a weight keeps its dtype" in message and "float64" not in message
