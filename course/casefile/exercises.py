@@ -28,6 +28,23 @@ from course.exercises import (
 )
 from course.model.sae import TopKSAE
 
+# --- hidden models, built without the learner's global RNG ------------------------------------
+
+
+def _batch(*shape: int) -> torch.Tensor:
+    return torch.randn(*shape, generator=torch.Generator().manual_seed(0))
+
+
+def _layer(cls: type[nn.Module], *args: int) -> nn.Module:
+    """An nn.Linear or nn.Conv2d filled from a private generator instead of its own init, which
+    draws from the global RNG: checking an answer must not change the learner's random numbers."""
+    layer = nn.utils.skip_init(cls, *args)
+    with torch.no_grad():
+        for p in layer.parameters():
+            p.copy_(_batch(*p.shape))
+    return layer
+
+
 # --- 09.tie_weights ------------------------------------------------------------------------------
 
 # (shape, dtype, device) of the hidden decoder weights: a square one (a non-transpose of the right
@@ -97,7 +114,7 @@ def _copy_message(used: set[str], stride: tuple[int, ...]) -> str:
 def _check_tie(fn) -> Verdict:
     used = _names_used(fn)
     for shape, dtype, device in DECODERS:
-        decoder = nn.Linear(shape[1], shape[0]).weight.detach().to(device, dtype)
+        decoder = _layer(nn.Linear, shape[1], shape[0]).weight.detach().to(device, dtype)
         before = (decoder.shape, decoder.stride(), decoder.cpu().clone())
         where = "" if device == "cpu" else f" on {device}"
         label = f"for a {_dtype_name(dtype)} decoder weight of shape {list(shape)}{where}"
@@ -225,18 +242,18 @@ class _Scaled(nn.Module):
 
     def __init__(self) -> None:
         super().__init__()
-        self.linear = nn.Linear(4, 3)
+        self.linear = _layer(nn.Linear, 4, 3)
         self.register_buffer("scale", torch.ones(1, 3).expand(4, 3), persistent=False)
 
 
 def _sliced() -> nn.Module:
-    layer = nn.Linear(2, 4)
-    layer.weight = nn.Parameter(torch.randn(4, 6)[:, :2])  # stride (6, 1): last stride 1
+    layer = _layer(nn.Linear, 2, 4)
+    layer.weight = nn.Parameter(_batch(4, 6)[:, :2])  # stride (6, 1): last stride 1
     return layer
 
 
 def _strided_bias() -> nn.Module:
-    layer = nn.Linear(4, 4)
+    layer = _layer(nn.Linear, 4, 4)
     rows = torch.arange(24.0).reshape(6, 4)
     layer.weight = nn.Parameter(rows[2:])  # whole rows: contiguous, at storage offset 8
     layer.bias = nn.Parameter(torch.arange(8.0)[::2])  # every other element: stride (2,)
@@ -244,12 +261,14 @@ def _strided_bias() -> nn.Module:
 
 
 def _channels_last(last_kernel: int = 3) -> nn.Module:
-    net = nn.Sequential(nn.Conv2d(3, 8, 3), nn.ReLU(), nn.Conv2d(8, 4, last_kernel))
+    net = nn.Sequential(_layer(nn.Conv2d, 3, 8, 3), nn.ReLU(), _layer(nn.Conv2d, 8, 4, last_kernel))
     return net.to(memory_format=torch.channels_last)  # how conv nets get it in practice
 
 
 def _healthy() -> nn.Module:
-    return nn.Sequential(nn.Linear(4, 8), nn.BatchNorm1d(8), nn.ReLU(), nn.Linear(8, 2))
+    return nn.Sequential(
+        _layer(nn.Linear, 4, 8), nn.BatchNorm1d(8), nn.ReLU(), _layer(nn.Linear, 8, 2)
+    )
 
 
 # label -> (model maker, expected names, why it matters)
@@ -472,10 +491,6 @@ register(
 # --- 09.state_suspects ---------------------------------------------------------------------------
 
 
-def _batch(*shape: int) -> torch.Tensor:
-    return torch.randn(*shape, generator=torch.Generator().manual_seed(0))
-
-
 def _trained(model: nn.Module, optimizer: torch.optim.Optimizer, batch: torch.Tensor, steps=1):
     """(model, optimizer) after `steps` optimizer steps on one batch, so the state exists."""
     for _ in range(steps):
@@ -513,7 +528,7 @@ def _per_head_adam() -> tuple[nn.Module, torch.optim.Optimizer]:
 
 
 def _sgd_momentum() -> tuple[nn.Module, torch.optim.Optimizer]:
-    layer = nn.Linear(3, 5)
+    layer = _layer(nn.Linear, 3, 5)
     layer.weight = nn.Parameter(_batch(3, 5).T)  # the story's init, on a plain Linear
     optimizer = torch.optim.SGD(layer.parameters(), lr=0.1, momentum=0.9)
     return _trained(layer, optimizer, _batch(4, 3), steps=2)
