@@ -46,7 +46,8 @@ FIX_VARIANTS: tuple[tuple[str, str, float], ...] = (  # (output layout, family, 
 CLONE_NOTE = (
     "Your temporary has stride {stride}, the output's own layout: clone() and empty_like() keep "
     "the layout (preserve_format, notebook 04), so the Placeholder silently gathered yet another "
-    "copy, the graph wrote there, and copying your temporary back copied old values. A "
+    "copy, the graph wrote there, and copying your temporary back copied what it held before "
+    "the graph ran (old values after a clone(), uninitialised memory after an empty_like()). A "
     "temporary the graph writes into must be contiguous."
 )
 BOTH_FAMILIES = (
@@ -94,6 +95,7 @@ def fix_variants() -> list[tuple[str, str, float, torch.Tensor]]:
 
 def check_kernel_layouts(kernel: Callable[[emps.KernelCall], None]) -> Verdict | None:
     """Compare the kernel with torch on every hidden call, bit for bit; a failed Verdict or None."""
+    copied_on: list[str] = []  # non-contiguous outputs the kernel got right so far
     for layout, family, value, output in fix_variants():
         where = f"on {family}_ (value={value}) into {described(layout, output)}"
         notes = KernelNotes()
@@ -106,7 +108,9 @@ def check_kernel_layouts(kernel: Callable[[emps.KernelCall], None]) -> Verdict |
                 return failed(f"{where}: {notes.violation}", "a strided buffer", "contiguous ones")
             return failed(f"{where} your kernel raised {type(exc).__name__}: {exc}")
         if not same_bits(result, expected):
-            return _fix_failure(notes, where, family, result, expected, output)
+            return _fix_failure(notes, where, family, result, expected, output, copied_on)
+        if not output.is_contiguous():
+            copied_on.append(layout)
     return None
 
 
@@ -117,8 +121,10 @@ def _fix_failure(
     result: torch.Tensor,
     expected: torch.Tensor,
     before: torch.Tensor,
+    copied_on: list[str] = (),
 ) -> Verdict:
-    """Why the kernel's result is not torch's: the first cause the notes show."""
+    """Why the kernel's result is not torch's: the first cause the notes show. `copied_on`:
+    the non-contiguous outputs it got right before this one (a copy back on some only)."""
     both = BOTH_FAMILIES if family == "addcdiv" else ""
     if notes.graph_runs == 0:
         return failed(f"{where} {BYPASS}", head(result), head(expected))
@@ -132,12 +138,24 @@ def _fix_failure(
         )
     if notes.swapped:
         return failed(
-            f"{where} `call.output.data = ...` swapped another tensor's memory into the Python "
-            "object: the output's own storage, which other views share (Adam's exp_avg_sq, a "
-            "parameter), never changed. Copy into it: call.output.copy_(temporary)",
+            f"{where} `call.output.data = ...` (or call.output.set_(...)) swapped another "
+            "tensor's memory into the Python object: the output's own storage, which other views "
+            "share (Adam's exp_avg_sq, a parameter), never changed. Copy into it: "
+            "call.output.copy_(temporary)",
             "old values",
             "the output updated",
         )
+    if notes.strided_temporaries:
+        return failed(
+            f"{where} the graph's result never reached the output. "
+            + CLONE_NOTE.format(stride=notes.strided_temporaries[0])
+            + both,
+            head(result),
+            head(expected),
+        )
+    partial = _partly_written(result, expected, before)
+    if partial:
+        return failed(f"{where} {partial}{both}", head(result), head(expected))
     if not same_bits(result, before):
         return failed(
             f"{where} your kernel wrote wrong values.{both}", head(result), head(expected)
@@ -145,15 +163,39 @@ def _fix_failure(
     return failed(
         f"{where} the result never reached the output: it still holds its old values. "
         + _lost_cause(notes)
+        + _only_some(notes, copied_on)
         + both,
         head(result),
         "the output updated",
     )
 
 
+def _partly_written(result: torch.Tensor, expected: torch.Tensor, before: torch.Tensor) -> str:
+    """What a copy back of part of the result looks like: some elements torch's, every other
+    one its old value ('' when the output is not like that)."""
+    new = result.eq(expected)
+    old = result.eq(before) & ~new
+    if not new.any() or not old.any() or not (new | old).all():
+        return ""
+    return (
+        f"the result reached only part of the output: {int(old.sum())} of {result.numel()} "
+        "elements still hold their old values. Copy the whole temporary back, whatever the "
+        "output's shape: call.output.copy_(temporary)"
+    )
+
+
+def _only_some(notes: KernelNotes, copied_on: list[str]) -> str:
+    """A copy back that ran on earlier outputs and not on this one: a condition of its own."""
+    if not copied_on or notes.placeholder_on_output:
+        return ""
+    return (
+        f" Yet your kernel's result did reach a {copied_on[0]} output: your copy back runs only "
+        "for some outputs. Every non-contiguous output needs it, whatever its number of dims, "
+        "strides or storage offset."
+    )
+
+
 def _lost_cause(notes: KernelNotes) -> str:
-    if notes.strided_temporaries:
-        return CLONE_NOTE.format(stride=notes.strided_temporaries[0])
     if notes.placeholder_on_output:
         return (
             "The graph's output placeholder wrapped call.output itself, so the Placeholder "
@@ -288,6 +330,20 @@ def _swap(call, temporary):
     call.output.data = temporary
 
 
+def _contiguous(call):
+    return call.output.contiguous()
+
+
+def _copy_back_if(condition):
+    """A copy back that runs only for outputs where `condition(output)` holds."""
+
+    def copy_back(call, temporary):
+        if condition(call.output):
+            call.output.copy_(temporary)
+
+    return copy_back
+
+
 def _matrix_temporary(call):
     rows, cols = call.output.shape  # fails on anything but a matrix
     return torch.empty(rows, cols)
@@ -318,6 +374,16 @@ register(
             lambda: _fix_variant(_matrix_temporary),
             lambda: emps.gather_compute_scatter,
             _forwards_to_the_course,
+            lambda: _fix_variant(_contiguous, _copy_back_if(lambda out: out.dim() == 2)),
+            lambda: _fix_variant(
+                _contiguous, _copy_back_if(lambda out: out.dim() == 2 and out.t().is_contiguous())
+            ),
+            lambda: _fix_variant(_contiguous, _copy_back_if(lambda out: out.storage_offset() == 0)),
+            lambda: _fix_variant(_contiguous, _copy_back_if(lambda out: out.stride(-1) != 1)),
+            lambda: _fix_variant(lambda call: torch.empty_like(call.output)),
+            lambda: _fix_variant(_contiguous, lambda call, t: call.output.set_(t)),
+            lambda: _fix_variant(_contiguous, lambda call, t: call.output[0].copy_(t[0])),
+            lambda: _fix_variant(_contiguous, lambda call, t: call.inputs[-1].copy_(t)),
         ),
     )
 )

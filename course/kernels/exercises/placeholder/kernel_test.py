@@ -63,6 +63,17 @@ def _needs_noncontiguous(runs: list[Run]) -> str | None:
     )
 
 
+def _needs_a_change(runs: list[Run]) -> str | None:
+    """A lost write shows only where the call changes the output: value=0 adds nothing."""
+    if _needs_noncontiguous(runs) or any(v != 0 for r in _noncontiguous(runs) for v in r.values):
+        return _needs_noncontiguous(runs)
+    return (
+        "your test ran it on non-contiguous outputs with value=0 only, where addcmul_ adds "
+        "nothing: the output is torch's result whether the write is lost or not. Use a value "
+        "that changes the output (neither 0 nor 1)"
+    )
+
+
 def _needs_non_transpose(runs: list[Run]) -> str | None:
     if any(not r.transpose for r in _noncontiguous(runs)):
         return None
@@ -158,6 +169,27 @@ def _all_but_last_row(call):
     _copy_back(call, lambda t: call.output[:-1].copy_(t[:-1]))
 
 
+def _round_toward_zero(call):
+    """Torch's values rounded toward zero instead of to the nearest float: 1 ulp off on about
+    half the elements (the exact sum, in float64, is rounded once, the wrong way)."""
+    out, t1, t2 = (t.double() for t in call.inputs)  # read before the output is written
+    exact = out + call.arguments[0] * t1 * t2
+    nearest = exact.to(call.output.dtype)
+    away = nearest.double().abs() > exact.abs()
+    call.output.copy_(
+        torch.where(away, torch.nextafter(nearest, torch.zeros_like(nearest)), nearest)
+    )
+
+
+def _all_but_one_element(call):
+    out = call.output
+    cell = tuple(
+        int(i) for i in torch.unravel_index(torch.tensor(min(1, out.numel() - 1)), out.shape)
+    )
+    old = out[cell].clone()
+    _copy_back(call, lambda t: (out.copy_(t), out[cell].copy_(old)))
+
+
 def _nan_garbage(call):
     call.output.fill_(float("nan"))
 
@@ -182,7 +214,7 @@ HIDDEN_KERNELS: tuple[HiddenKernel, ...] = (
         emps.write_through_placeholder,
         True,
         f"it loses every write to a non-contiguous output; {COMPARE}",
-        _needs_noncontiguous,
+        _needs_a_change,
     ),
     HiddenKernel(
         "gathers, computes and copies back (the working pattern)",
@@ -240,14 +272,30 @@ HIDDEN_KERNELS: tuple[HiddenKernel, ...] = (
         "writes the right values in memory order (cells scrambled on a transposed output)",
         _unless_contiguous(_memory_order),
         True,
-        "every value is there, in the wrong cell: sorted values, a sum or a mean cannot see a "
-        "scramble; compare cell by cell",
+        "every value is there, in the wrong cell (the first and the last cells are right): "
+        "sorted values, a sum or a mean, one element cannot see a scramble; compare every cell",
     ),
     HiddenKernel(
         "copies back all but the last row of a non-contiguous output",
         _unless_contiguous(_all_but_last_row),
         True,
         "one element or the first rows cannot see it: compare every element",
+    ),
+    HiddenKernel(
+        "copies back every element of a non-contiguous output but one (the second)",
+        _unless_contiguous(_all_but_one_element),
+        True,
+        "a comparison of part of the output (a row, a column, the first or last element, every "
+        "other element) cannot see one lost element: compare every element",
+    ),
+    HiddenKernel(
+        "rounds its results toward zero (the last bit wrong on about half the elements)",
+        _round_toward_zero,
+        True,
+        "no tolerance sees a last-bit error: allclose (even with its default rtol=1e-5), "
+        "isclose or assert_close, a max-difference bound all call it right, yet it is not "
+        "torch's result. On this emulated device a right kernel gives torch's result bit for "
+        "bit: compare with torch.equal",
     ),
     HiddenKernel(
         "writes NaN into a non-contiguous output",
@@ -285,8 +333,8 @@ def check_kernel_test(breaks) -> Verdict:
             return failed(_kernel_test_miss(hidden, got, runs), got, hidden.breaks)
     return passed(
         f"your test told all {len(HIDDEN_KERNELS)} hidden kernels apart: lost writes on every "
-        "kind of non-contiguous output, an ignored offset or value, values 3% off, a scramble, "
-        "a missing row and NaN garbage, and it never blamed a right kernel"
+        "kind of non-contiguous output, an ignored offset or value, values 3% off or one bit off, "
+        "a scramble, a missing row or element and NaN garbage, and it never blamed a right kernel"
     )
 
 
@@ -354,6 +402,14 @@ def _kernel_test_variant(
     return breaks
 
 
+def _assert_close_fails(result, expected, events, output) -> bool:
+    try:
+        torch.testing.assert_close(result, expected)
+    except AssertionError:
+        return True
+    return False
+
+
 def _by_name():
     def breaks(kernel):
         return (
@@ -394,10 +450,30 @@ register(
             ),
             lambda: _kernel_test_variant(broken=lambda r, e, ev, o: not torch.equal(r[0], e[0])),
             lambda: _kernel_test_variant(
-                broken=lambda r, e, ev, o: bool(((r - e).abs() > 1e-6).any())
+                broken=lambda r, e, ev, o: bool(((r - e).abs() > 0).any())
             ),
             lambda: _kernel_test_variant(broken=lambda r, e, ev, o: torch.equal(r, o)),
             lambda: lambda kernel: True,
+            lambda: _kernel_test_variant(broken=lambda r, e, ev, o: not torch.allclose(r, e)),
+            lambda: _kernel_test_variant(broken=_assert_close_fails),
+            lambda: _kernel_test_variant(
+                broken=lambda r, e, ev, o: not (r - e).abs().max() <= 1e-6
+            ),
+            lambda: _kernel_test_variant(
+                broken=lambda r, e, ev, o: not torch.equal(r[..., 0], e[..., 0])
+            ),
+            lambda: _kernel_test_variant(broken=lambda r, e, ev, o: not torch.equal(r[-1], e[-1])),
+            lambda: _kernel_test_variant(
+                broken=lambda r, e, ev, o: not torch.equal(r.flatten()[::2], e.flatten()[::2])
+            ),
+            lambda: _kernel_test_variant(
+                broken=lambda r, e, ev, o: not torch.equal(r.flatten()[0], e.flatten()[0])
+            ),
+            lambda: _kernel_test_variant(value=0.0),
+            lambda: _kernel_test_variant(
+                broken=lambda r, e, ev, o: r.shape != e.shape or r.dtype != e.dtype
+            ),
+            lambda: _kernel_test_variant(broken=lambda r, e, ev, o: ev[-1].temporaries > 0),
         ),
     )
 )

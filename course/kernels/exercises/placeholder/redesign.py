@@ -18,7 +18,17 @@ import torch
 from course import emps
 from course.emps.mps_kernels import same_bits
 from course.errors import CourseError
-from course.exercises import Exercise, Verdict, failed, is_scaffold, not_attempted, passed, register
+from course.exercises import (
+    Exercise,
+    Verdict,
+    failed,
+    is_scaffold,
+    not_attempted,
+    passed,
+    ready_made,
+    register,
+    untouched,
+)
 from course.kernels import placeholder_lab
 from course.kernels.contract import KernelNotes, under_contract
 from course.kernels.exercises.placeholder.outputs import described, hidden_output
@@ -36,6 +46,11 @@ REDESIGN_LAYOUTS = (  # the non-contiguous ones first: a lost write is the worse
     "contiguous 3-d",
 )
 REDESIGN_FAMILIES = ("lerp", "addcmul", "normal")  # a working, an Adam and a random family
+# The course's own output placeholder: an answer that hands it the work wrote nothing itself.
+COURSE_PLACEHOLDER = {
+    "OutputPlaceholder.__enter__": emps.OutputPlaceholder.__enter__,
+    "OutputPlaceholder.__exit__": emps.OutputPlaceholder.__exit__,
+}
 
 
 class GraphFailed(RuntimeError):
@@ -52,6 +67,8 @@ class BlockLog:
     rebound: tuple[str, ...] = ()  # attributes that held the tensor and hold something else now
     buffer_overwritten: bool = False  # the buffer lost the graph's result during __exit__
     block_ended: bool = False  # code after the block ran (with `fail`: the error was swallowed)
+    swapped: bool = False  # the tensor object got other memory (`.data = ...`, `set_`)
+    borrowed: bool = False  # the course's OutputPlaceholder did the work
 
 
 @functools.cache
@@ -65,28 +82,39 @@ def _placeholder_kernel(placeholder_class, notes: KernelNotes, log: BlockLog):
     """Every kernel written against the learner's output placeholder, watched."""
 
     def kernel(call):
-        placeholder = placeholder_class(call.output)
-        holders = [k for k, v in vars(placeholder).items() if v is call.output]
-        with placeholder as output:
-            if output is None:
-                raise CourseError(
-                    "`with MyOutputPlaceholder(t) as output` bound None: __enter__ must return "
-                    "the placeholder (return self)"
-                )
-            buffer = getattr(output, "buffer", None)
-            if call.output.is_contiguous() and isinstance(buffer, torch.Tensor):
-                log.wasted = buffer.data_ptr() != call.output.data_ptr()
-            call.run_graph(output, [call.placeholder(t) for t in call.inputs])
-            if log.fail:
-                output.buffer.fill_(float("nan"))
-                raise GraphFailed("the checker's graph failed halfway (its buffer is garbage)")
-        log.block_ended = True
-        result = notes.graph_result
-        log.arrived = same_bits(call.output, result)
-        log.rebound = tuple(k for k in holders if getattr(placeholder, k, None) is not call.output)
-        log.buffer_overwritten = not same_bits(output.buffer, result)
+        memory = call.output.data_ptr()
+        with ready_made(COURSE_PLACEHOLDER) as seen:
+            _block(call, placeholder_class, notes, log)
+        log.borrowed = log.borrowed or bool(seen)
+        log.swapped = call.output.data_ptr() != memory
 
     return kernel
+
+
+def _block(call, placeholder_class, notes: KernelNotes, log: BlockLog) -> None:
+    """One kernel written against the learner's class, as the notebook's example writes it."""
+    placeholder = placeholder_class(call.output)
+    log.borrowed = isinstance(placeholder, emps.Placeholder)
+    holders = [k for k, v in vars(placeholder).items() if v is call.output]
+    with placeholder as output:
+        if output is None or isinstance(output, torch.Tensor):
+            bound = "None" if output is None else "a tensor (the buffer?)"
+            raise CourseError(
+                f"`with MyOutputPlaceholder(t) as output` bound {bound}: __enter__ must return "
+                "the placeholder itself (return self), which run_graph takes"
+            )
+        buffer = getattr(output, "buffer", None)
+        if call.output.is_contiguous() and isinstance(buffer, torch.Tensor):
+            log.wasted = buffer.data_ptr() != call.output.data_ptr()
+        call.run_graph(output, [call.placeholder(t) for t in call.inputs])
+        if log.fail:
+            output.buffer.fill_(float("nan"))
+            raise GraphFailed("the checker's graph failed halfway (its buffer is garbage)")
+    log.block_ended = True
+    result = notes.graph_result
+    log.arrived = same_bits(call.output, result)
+    log.rebound = tuple(k for k in holders if getattr(placeholder, k, None) is not call.output)
+    log.buffer_overwritten = not same_bits(output.buffer, result)
 
 
 def check_output_placeholder(placeholder_class) -> Verdict:
@@ -101,11 +129,16 @@ def check_output_placeholder(placeholder_class) -> Verdict:
             placeholder_class.__name__,
             "your own class",
         )
+    if _written_nothing(placeholder_class):
+        return not_attempted("MyOutputPlaceholder's __init__ and __exit__ are still empty.")
+    kept: list[str] = []  # non-contiguous layouts whose writes arrived so far
     for layout in REDESIGN_LAYOUTS:
         for family in REDESIGN_FAMILIES:
-            verdict = _redesign_case(placeholder_class, family, layout)
+            verdict = _redesign_case(placeholder_class, family, layout, kept)
             if verdict is not None:
                 return verdict
+        if not hidden_output(layout).is_contiguous():
+            kept.append(layout)
     verdict = _failing_graph_case(placeholder_class)
     if verdict is not None:
         return verdict
@@ -117,12 +150,22 @@ def check_output_placeholder(placeholder_class) -> Verdict:
     )
 
 
+def _written_nothing(placeholder_class) -> bool:
+    """A class whose __init__ and __exit__ (the learner copy's blanks) are only `pass` or
+    `...`: nothing written yet, so Run All records nothing."""
+    own = [vars(placeholder_class).get(name) for name in ("__init__", "__exit__")]
+    own = [method for method in own if method is not None]
+    return isinstance(placeholder_class, type) and bool(own) and all(map(untouched, own))
+
+
 def _redesign_backend(placeholder_class, notes: KernelNotes, log: BlockLog) -> emps.Backend:
     kernel = under_contract(_placeholder_kernel(placeholder_class, notes, log), notes)
     return emps.Backend(BUGGY_PROFILE, overrides=dict.fromkeys(FAMILY_CALLS, kernel))
 
 
-def _redesign_case(placeholder_class, family: str, layout: str) -> Verdict | None:
+def _redesign_case(
+    placeholder_class, family: str, layout: str, kept: list[str] = ()
+) -> Verdict | None:
     notes, log = KernelNotes(), BlockLog()
     output = hidden_output(layout)
     where = f"{family} on {described(layout, output)}"
@@ -139,8 +182,18 @@ def _redesign_case(placeholder_class, family: str, layout: str) -> Verdict | Non
                 "contiguous ones",
             )
         return failed(f"{where}: your placeholder raised {type(exc).__name__}: {exc}")
+    if log.borrowed:
+        return failed(
+            f"{where}: your placeholder hands the work to the course's own OutputPlaceholder "
+            "(emps.OutputPlaceholder): it is the answer, so it passes everywhere and tests "
+            "nothing you wrote. Write the buffer and the copy back yourself",
+            "emps.OutputPlaceholder",
+            "your own class",
+        )
     if not same_bits(values, _expected_values(family, layout)):
-        return failed(f"{where}: {_redesign_lost(notes, log)}", "old values", "the output updated")
+        return failed(
+            f"{where}: {_redesign_lost(notes, log, kept)}", "old values", "the output updated"
+        )
     if not log.arrived:
         return failed(
             f"{where}: the result reached the tensor only after the with block, when Python "
@@ -160,8 +213,15 @@ def _redesign_case(placeholder_class, family: str, layout: str) -> Verdict | Non
     return None
 
 
-def _redesign_lost(notes: KernelNotes, log: BlockLog) -> str:
+def _redesign_lost(notes: KernelNotes, log: BlockLog, kept: list[str] = ()) -> str:
     """Why the graph's result never reached the tensor."""
+    if log.swapped:
+        return (
+            "`self.tensor.data = ...` (or self.tensor.set_(...)) swapped the buffer's memory "
+            "into the tensor object: the output's own storage, which every other view of it "
+            "shares (Adam's exp_avg_sq, a parameter), never changed. Copy into it: "
+            "self.tensor.copy_(self.buffer)"
+        )
     if log.rebound:
         return (
             f"your __exit__ rebound self.{log.rebound[0]} (to the buffer?) instead of copying "
@@ -172,6 +232,12 @@ def _redesign_lost(notes: KernelNotes, log: BlockLog) -> str:
         return (
             "after the block the buffer no longer holds the graph's result: your copy went the "
             "wrong way (the tensor into the buffer). Copy the buffer into the tensor"
+        )
+    if kept:
+        return (
+            f"the write never reached the output, yet on a {kept[0]} output it did: your "
+            "__exit__ copies the buffer back only for some tensors. Every non-contiguous tensor "
+            "needs it, whatever its number of dims, strides or storage offset"
         )
     return (
         "the write never reached the output: nothing copied the buffer into the tensor after "
@@ -202,15 +268,24 @@ def _failing_graph_case(placeholder_class) -> Verdict | None:
             "the error swallowed",
             "the error raised",
         )
-    if not same_bits(placeholder_lab.read_back(storage, output), output):
+    after = placeholder_lab.read_back(storage, output)
+    if same_bits(after, output):
+        return None
+    if not after.isnan().any():  # the checker's failing graph leaves NaN in the buffer
         return failed(
-            f"{where}, your __exit__ still copied the buffer back, so the tensor now holds the "
-            "failed graph's garbage. __exit__(exc_type, exc_value, traceback) is told about the "
-            "error: copy back only when exc_type is None",
-            "garbage copied in",
+            f"{where}, your __exit__ changed the tensor anyway (reset it?): an op that fails "
+            "must leave its output as it was, old values and all. __exit__(exc_type, exc_value, "
+            "traceback) is told about the error: when exc_type is not None, touch nothing",
+            "the tensor changed",
             "the old values kept",
         )
-    return None
+    return failed(
+        f"{where}, your __exit__ still copied the buffer back, so the tensor now holds the "
+        "failed graph's garbage. __exit__(exc_type, exc_value, traceback) is told about the "
+        "error: copy back only when exc_type is None",
+        "garbage copied in",
+        "the old values kept",
+    )
 
 
 def _output_placeholder_reference():
@@ -261,6 +336,56 @@ def _placeholder_variant(
     return Variant
 
 
+def _copy_back_if(condition):
+    """A copy back that runs only for tensors where `condition(tensor)` holds."""
+
+    def copy_back(self):
+        if condition(self.tensor):
+            self.tensor.copy_(self.buffer)
+
+    return copy_back
+
+
+class _EnterGivesBuffer:
+    def __init__(self, tensor):
+        self.tensor, self.buffer = tensor, tensor.contiguous()
+
+    def __enter__(self):
+        return self.buffer  # "the graph writes into the buffer", so hand it the buffer
+
+    def __exit__(self, exc_type, exc_value, traceback):
+        if exc_type is None and self.buffer is not self.tensor:
+            self.tensor.copy_(self.buffer)
+
+
+class _Delegating:
+    """The course's OutputPlaceholder wrapped in a class of one's own."""
+
+    def __init__(self, tensor):
+        self.inner = emps.OutputPlaceholder(tensor)
+        self.buffer = self.inner.buffer
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc_info):
+        return self.inner.__exit__(*exc_info)
+
+
+class _ResetOnFailure:
+    def __init__(self, tensor):
+        self.tensor, self.buffer = tensor, tensor.contiguous()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, exc_type, exc_value, traceback):
+        if exc_type is not None:
+            self.tensor.zero_()  # "a failed op leaves a clean output"
+        elif self.buffer is not self.tensor:
+            self.tensor.copy_(self.buffer)
+
+
 def _rebind_tensor(self):
     self.tensor = self.buffer
 
@@ -296,6 +421,18 @@ register(
             lambda: _placeholder_variant(copy_back=lambda self: self.buffer.copy_(self.tensor)),
             lambda: _placeholder_variant(buffer=_last_stride_test),
             lambda: emps.OutputPlaceholder,
+            lambda: _placeholder_variant(copy_back=_copy_back_if(lambda t: t.dim() == 2)),
+            lambda: _placeholder_variant(copy_back=_copy_back_if(lambda t: not t.storage_offset())),
+            lambda: _placeholder_variant(copy_back=_copy_back_if(lambda t: t.stride(-1) != 1)),
+            lambda: _placeholder_variant(
+                copy_back=lambda self: setattr(self.tensor, "data", self.buffer)
+            ),
+            lambda: _placeholder_variant(copy_back=lambda self: self.tensor.set_(self.buffer)),
+            lambda: _placeholder_variant(buffer=torch.empty_like),
+            lambda: _EnterGivesBuffer,
+            lambda: lambda tensor: emps.OutputPlaceholder(tensor),
+            lambda: _Delegating,
+            lambda: _ResetOnFailure,
         ),
     )
 )

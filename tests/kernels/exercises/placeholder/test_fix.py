@@ -24,6 +24,14 @@ CAUSES = {
         "permuted 3-d",  # a temporary for matrices only
         "the course's own working kernel",  # emps.gather_compute_scatter passed as the answer
         "do the gather, compute and scatter itself",  # calls it inside its own kernel
+        "your copy back runs only for some outputs",  # 2-d outputs only
+        "your copy back runs only for some outputs",  # 2-d transposes only
+        "your copy back runs only for some outputs",  # outputs without a storage offset only
+        "your copy back runs only for some outputs",  # last stride != 1 taken for non-contiguous
+        "uninitialised memory after an empty_like()",  # an empty_like temporary
+        "call.output.set_(...)",  # set_ swaps the memory, like .data =
+        "only part of the output",  # copies back the first row
+        "nothing copied it into call.output",  # copies into an input instead
     ),
 }
 

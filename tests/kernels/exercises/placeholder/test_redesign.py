@@ -20,6 +20,16 @@ CAUSES = {
         "wrong way",  # self.buffer.copy_(self.tensor)
         "row-sliced",  # a last stride of 1 taken for contiguous
         "the course's own placeholder",  # emps.OutputPlaceholder passed as the answer
+        "copies the buffer back only for some tensors",  # 2-d tensors only
+        "copies the buffer back only for some tensors",  # no storage offset only
+        "copies the buffer back only for some tensors",  # last stride != 1 only
+        "`self.tensor.data = ...`",  # swaps the memory into the object
+        "self.tensor.set_(...)",  # set_, the same swap
+        "clone() and empty_like() keep",  # an empty_like buffer
+        "__enter__ must return the placeholder itself",  # __enter__ returns the buffer
+        "the course's own OutputPlaceholder",  # a function that makes one
+        "the course's own OutputPlaceholder",  # a class that delegates to one
+        "changed the tensor anyway",  # zeroes the tensor when the graph failed
     ),
 }
 
@@ -65,4 +75,19 @@ def test_a_scaffold_is_not_attempted():
             raise NotImplementedError("your code here")
 
     verdict = check("06.output_placeholder", Scaffold)
+    assert "not attempted" in verdict.message and not verdict.attempted
+
+
+def test_empty_bodies_are_not_attempted():
+    class Emptied:
+        def __init__(self, tensor):
+            pass
+
+        def __enter__(self):
+            return self
+
+        def __exit__(self, exc_type, exc_value, traceback):
+            pass
+
+    verdict = check("06.output_placeholder", Emptied)
     assert "not attempted" in verdict.message and not verdict.attempted
