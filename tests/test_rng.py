@@ -212,12 +212,9 @@ def test_an_entry_point_leaves_the_global_rng_alone(name, call, spied):
 
 
 CHECKERS = sorted(exercises.all_exercises())
-# course/casefile/exercises.py builds its hidden models with nn.Linear/nn.Conv2d's own init,
-# which draws from the global RNG (strict xfails: remove an entry once its checker is fixed)
-KNOWN_CHECKERS = {"09.state_suspects", "09.suspects", "09.tie_weights"}
 
 
-@pytest.mark.parametrize("name", listed(CHECKERS, KNOWN_CHECKERS, "touches the global RNG"))
+@pytest.mark.parametrize("name", CHECKERS)
 def test_a_checker_leaves_the_global_rng_alone(name, spied):
     """check(...) runs the learner's answer on hidden variants: with private generators only."""
     reference = exercises.all_exercises()[name].reference()
