@@ -1,12 +1,15 @@
 """What notebook 03's checkers share: seeing how the learner's code ran, not only what it said.
 
-Two watches. `course.exercises.ready_made` names a ready-made answer running inside the
+Three watches. `course.exercises.ready_made` names a ready-made answer running inside the
 learner's function (the course's own Adam step or op-isolation experiment, torch's Adam):
 wrapped in a function of the learner's, it passes every comparison and teaches nothing, so the
 checker must recognise it however it was wrapped. `OpWatch` logs every call of one of Adam's
 four in-place ops, with the device, the active profile and the layouts of its output and inputs,
 so a checker can tell an experiment that measured from one that answered from memory, ran on the
-CPU, or never varied the layout it claims to test.
+CPU, or never varied the layout it claims to test. `Writes` logs which op wrote into which
+memory, so a step that reaches torch's numbers with other ops (`sub_`, `copy_` of an
+out-of-place result) is told that it is not torch's step: on the CPU the numbers agree to the
+bit, but on the story's device each op is a kernel of its own.
 """
 
 from __future__ import annotations
@@ -18,6 +21,7 @@ from torch.utils._python_dispatch import TorchDispatchMode
 
 from course import emps
 from course.adam.op_isolation import OPS
+from course.emps.mps_kernels import same_bits
 from course.layout.named import has_layout
 
 # The layouts an isolation case can ask for (2-D, and each one a possible output).
@@ -35,6 +39,8 @@ class OpCall:
     output: frozenset[str]  # the output's layouts (CASE_LAYOUTS it has)
     inputs: tuple[frozenset[str], ...]  # each same-shaped tensor input's layouts
     from_zeros: bool  # the output held only zeros before the call
+    changes: bool = True  # the op, run on the CPU on these values, changes the output
+    arrived: str = "all"  # how much of the CPU's answer the output holds after: all, part, none
 
     def laid_out_as(self, output_layout: str, input_layout: str) -> bool:
         """Whether this call's output and inputs have the layouts a case asks for."""
@@ -54,17 +60,35 @@ class OpWatch(TorchDispatchMode):
         self.calls: list[OpCall] = []
 
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        kwargs = kwargs or {}
         name = func._schema.name.removeprefix("aten::")
-        if name in OPS and args and isinstance(args[0], torch.Tensor):
-            self.calls.append(_op_call(name, args))
-        return func(*args, **(kwargs or {}))
+        if not (name in OPS and args and isinstance(args[0], torch.Tensor)):
+            return func(*args, **kwargs)
+        start = args[0].detach().cpu().clone()
+        expected = start.clone()
+        func(expected, *(_on_cpu(a) for a in args[1:]), **kwargs)  # the CPU's answer
+        result = func(*args, **kwargs)
+        self.calls.append(_op_call(name, args, start, expected))
+        return result
 
     def runs(self, op: str, device: str | None = None) -> list[OpCall]:
         """The calls of `op` (on `device`, when given)."""
         return [c for c in self.calls if c.op == op and device in (None, c.device)]
 
 
-def _op_call(name: str, args: tuple) -> OpCall:
+def _on_cpu(value: object) -> object:
+    return value.detach().cpu() if isinstance(value, torch.Tensor) else value
+
+
+def _arrived(after: torch.Tensor, start: torch.Tensor, expected: torch.Tensor) -> str:
+    """How much of the op's result the output holds: all of it, none (still the start), or
+    part (some elements written, others not, or other values)."""
+    if same_bits(after, expected):
+        return "all"
+    return "none" if same_bits(after, start) else "part"
+
+
+def _op_call(name: str, args: tuple, start: torch.Tensor, expected: torch.Tensor) -> OpCall:
     out = args[0]
     inputs = [
         t for t in args[1:] if isinstance(t, torch.Tensor) and t.shape == out.shape and t.dim()
@@ -76,5 +100,38 @@ def _op_call(name: str, args: tuple) -> OpCall:
         profile=emps.current_profile().name if device == EMULATED else "",
         output=layouts(out),
         inputs=tuple(layouts(t) for t in inputs),
-        from_zeros=not bool(out.any()),
+        from_zeros=not bool(start.any()),
+        changes=not same_bits(start, expected),
+        arrived=_arrived(out.detach().cpu(), start, expected),
     )
+
+
+def base_name(schema_name: str) -> str:
+    """An aten op's name without namespace, foreach prefix or in-place suffix: 'addcdiv' for
+    aten::addcdiv_, aten::addcdiv (out=) and aten::_foreach_addcdiv_ alike."""
+    return schema_name.removeprefix("aten::").removeprefix("_foreach_").rstrip("_")
+
+
+class Writes(TorchDispatchMode):
+    """Records, per storage, the ops that wrote into it (in-place, `out=` and foreach writes)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.by_storage: dict[int, list[str]] = {}
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        kwargs = kwargs or {}
+        for index, argument in enumerate(func._schema.arguments):
+            if argument.alias_info is None or not argument.alias_info.is_write:
+                continue
+            positional = index < len(args) and not argument.kwarg_only
+            value = args[index] if positional else kwargs.get(argument.name)
+            for tensor in value if isinstance(value, list | tuple) else [value]:
+                if isinstance(tensor, torch.Tensor):
+                    ops = self.by_storage.setdefault(tensor.untyped_storage().data_ptr(), [])
+                    ops.append(base_name(func._schema.name))
+        return func(*args, **kwargs)
+
+    def into(self, tensor: torch.Tensor) -> list[str]:
+        """The ops that wrote into `tensor`'s memory (any view of it counts), in call order."""
+        return self.by_storage.get(tensor.untyped_storage().data_ptr(), [])

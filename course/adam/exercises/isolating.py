@@ -5,16 +5,19 @@ from the story's table runs no op; an experiment on the CPU, into a contiguous c
 inputs always contiguous never measures what it claims; one that sets the story's profile
 itself ignores the profile in force; the course's own experiment is recognised. Those causes are
 named before a conclusion is compared, because they are what makes a conclusion wrong
-somewhere. The hidden cases vary the op, both layouts and the profile, including two profiles
-made for the check: only addcmul_ broken, and macOS 15's strided buffers with both families
-listed as broken (nothing is lost there: a profile's list is not a measurement).
+somewhere. The hidden cases vary the op, both layouts and the profile, including backends
+made for the check: only addcmul_ broken; macOS 15's strided buffers with both families listed
+as broken (nothing is lost there: a profile's list is not a measurement); lerp_ broken (an
+experiment on values the op leaves unchanged, all ones, cannot see it); and an addcdiv_ whose
+copy-back stops after the first row (a comparison of one element or one row, or "did it
+change?", calls that an update).
 """
 
 from __future__ import annotations
 
 import functools
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import torch
 
@@ -22,6 +25,8 @@ from course import emps
 from course.adam import op_isolation
 from course.adam.exercises.common import EMULATED, OpCall, OpWatch
 from course.adam.op_isolation import OP_CALLS, OPS
+from course.emps.copies import copy_back, gather
+from course.emps.mps_kernels import Kernel, KernelCall, write_through_placeholder
 from course.exercises import (
     Exercise,
     Prediction,
@@ -42,6 +47,36 @@ READY_MADE_EXPERIMENTS = {  # the course's own experiment: it measures, on the s
 # Profiles made for the checks: one family broken alone, and a list that is not what happens.
 ONLY_ADDCMUL = emps.TORCH_2_2_1.with_broken({"addcmul"}, name="hidden-addcmul-only")
 STRIDED_LISTED = emps.MACOS15.with_broken(emps.ADAM_FAMILIES, name="hidden-strided-listed")
+
+
+def first_row_copied_back(call: KernelCall) -> None:
+    """A kernel made for the check: it gathers and computes like a working one, but its
+    copy-back stops after the output's first row, so the rest keeps its old values."""
+    needs_copy = not call.output.is_contiguous()
+    result = gather(call.output) if needs_copy else call.output
+    call.temporaries += int(needs_copy)
+    call.run_graph(call.placeholder(result), [call.placeholder(t) for t in call.inputs])
+    if needs_copy:
+        copy_back(call.output[:1], result[:1])
+
+
+def _made_for_the_check(name: str, label: str) -> emps.Profile:
+    return replace(emps.TORCH_2_4, name=name, label=label, description=label)
+
+
+LERP_LOST = _made_for_the_check("hidden-lerp-lost", "a backend made for this check (lerp_ broken)")
+FIRST_ROW = _made_for_the_check(
+    "hidden-first-row", "a backend made for this check (a partial copy-back)"
+)
+HIDDEN_KERNELS: dict[str, dict[str, Kernel]] = {
+    LERP_LOST.name: {"lerp": write_through_placeholder},
+    FIRST_ROW.name: {"addcdiv": first_row_copied_back},
+}
+
+
+def backend(profile: emps.Profile) -> emps.Backend:
+    """The backend a case runs on: the profile, with any kernels made for the check."""
+    return emps.Backend(profile, overrides=HIDDEN_KERNELS.get(profile.name, {}))
 
 
 @dataclass(frozen=True)
@@ -75,13 +110,16 @@ ISOLATIONS = (
     Isolation(emps.MACOS15, "addcdiv_", "step-sliced"),
     Isolation(ONLY_ADDCMUL, "addcdiv_", "transposed"),
     Isolation(STRIDED_LISTED, "addcmul_", "transposed", "transposed"),
+    Isolation(LERP_LOST, "lerp_", "transposed"),
+    Isolation(FIRST_ROW, "addcdiv_", "transposed"),
 )
 
 
 def measure(fn: Callable, profile: emps.Profile, *args) -> tuple[object, OpWatch, list[str]]:
     """Run the learner's experiment with `profile` in force: its answer, its op calls, and the
     ready-made experiments it called."""
-    with emps.use_profile(profile), ready_made(READY_MADE_EXPERIMENTS) as used, OpWatch() as watch:
+    setting = emps.use_backend(backend(profile))
+    with setting, ready_made(READY_MADE_EXPERIMENTS) as used, OpWatch() as watch:
         got = fn(*args)
     return got, watch, used
 
@@ -170,8 +208,9 @@ def _layout_verdict(runs: list[OpCall], case: Isolation) -> Verdict | None:
         cause = (
             "you laid out the output as the inputs' layout (swapped?)"
             if swapped and all(case.output_layout in i for i in first.inputs)
-            else "a copy (.contiguous(), .clone(memory_format=...)) or a fresh tensor is not "
-            "the tensor the case asks about: the experiment never varied the output's layout"
+            else "a copy (.contiguous(), .clone(memory_format=...), .to(device) of a tensor "
+            "with gaps) or a fresh tensor is not the tensor the case asks about: the "
+            "experiment never varied the output's layout"
         )
         return failed(
             f"for {case.what} the output your {case.op} wrote into was {_names(first.output)}, "
@@ -193,21 +232,57 @@ def _conclusion(got: str, index: int, watch: OpWatch) -> Verdict | None:
     case = ISOLATIONS[index]
     runs = [r for r in watch.runs(case.op, EMULATED) if r.laid_out_as(*_args(case)[1:])]
     arrives = "is lost" if want == "lost" else "arrives"
+    return failed(
+        f"for {case.what} the op's result {arrives}, and your experiment said {got!r}: "
+        f"{_why(got, runs)}",
+        got,
+        want,
+    )
+
+
+def _why(got: str, runs: list[OpCall]) -> str:
+    """What the watched runs say about a wrong conclusion, from the most telling fact."""
     if all(r.from_zeros for r in runs):
-        cause = (
+        return (
             "your output started at zeros, and an op that writes zeros (mul_ of 0, say) cannot "
             "be told from one that writes nothing. Start from non-zero values"
         )
-    else:
-        cause = (
-            "your experiment ran as asked, so is its conclusion the other way round? 'updates' "
-            "means the output holds the CPU's answer, compared bitwise (torch.equal on "
-            "out.cpu()); 'lost' means it does not"
+    if not any(r.changes for r in runs):
+        return (
+            "on your values the op changes nothing (lerp_ towards the values it starts from, "
+            "all ones, say), so a write and a lost write look alike. Choose values the op "
+            "changes: random ones"
         )
-    return failed(
-        f"for {case.what} the op's result {arrives}, and your experiment said {got!r}: {cause}",
-        got,
-        want,
+    arrived = {r.arrived for r in runs}
+    if got == "updates" and "part" in arrived:
+        return (
+            "only part of the result arrived (the first row): a comparison of one element, "
+            "one row, or 'did it change?' calls that an update. 'updates' means the whole "
+            "output holds the CPU's answer: torch.equal(out.cpu(), expected)"
+        )
+    if got == "updates" and len(runs) > 1:
+        return (
+            "your output still holds its start values, and so does your expected answer: you "
+            "ran the op the same way twice (on the device, into the same layout), and a lost "
+            "write is lost twice. Take the expected answer from the CPU"
+        )
+    if got == "updates":
+        return (
+            "your output still holds its start values. A tolerant comparison (allclose: these "
+            "ops move values by about 1e-3) or one the other way round calls that an update; "
+            "compare bitwise, torch.equal(out.cpu(), expected)"
+        )
+    if arrived == {"all"}:
+        return (
+            "the output holds the CPU's answer to the bit. Is your conclusion the other way "
+            "round, read from the op's or the layout's name instead of your comparison, or "
+            "from a sum or a mean (a transposed tensor adds in another order, so its sum can "
+            "differ in the last bit)? Return what torch.equal of the tensors says"
+        )
+    return (
+        "your experiment ran as asked, so is its conclusion the other way round? 'updates' "
+        "means the output holds the CPU's answer, compared bitwise (torch.equal on out.cpu()); "
+        "'lost' means it does not"
     )
 
 
@@ -264,6 +339,64 @@ def _isolate_with(flaw: str):
     return isolate_op
 
 
+def _isolate_comparing(flaw: str):
+    """The experiment run right, its conclusion drawn wrong: a tolerant or partial comparison,
+    a sum, "did it change?", an answer from the names, or an expected answer made on the
+    device the same way (lost too)."""
+
+    def isolate_op(op, output_layout, input_layout):
+        gen = torch.Generator().manual_seed(0)
+        start = torch.randn(6, 4, generator=gen)
+        a, b = torch.randn(6, 4, generator=gen), torch.rand(6, 4, generator=gen) + 0.5
+        expected = start.clone()
+        if flaw == "device expected":
+            expected = laid_out(start, output_layout, emps.DEVICE)
+            OP_CALLS[op](expected, a.to(emps.DEVICE), b.to(emps.DEVICE))
+            expected = expected.cpu()
+        else:
+            OP_CALLS[op](expected, a, b)
+        out = laid_out(start, output_layout, emps.DEVICE)
+        OP_CALLS[op](out, *(laid_out(t, input_layout, emps.DEVICE) for t in (a, b)))
+        got = out.cpu()
+        same = {
+            "allclose": lambda: torch.allclose(got, expected, atol=1e-2),
+            "one element": lambda: bool(got[0, 0] == expected[0, 0]),
+            "first row": lambda: torch.equal(got[0], expected[0]),
+            "changed": lambda: not torch.equal(got, start),
+            "sum": lambda: bool(got.sum() == expected.sum()),
+            "names": lambda: out.is_contiguous() or op in ("lerp_", "mul_"),
+        }.get(flaw, lambda: torch.equal(got, expected))()
+        return "updates" if same else "lost"
+
+    return isolate_op
+
+
+def _isolate_on_ones():
+    def isolate_op(op, output_layout, input_layout):  # all ones: lerp_ towards ones is a no-op
+        start, a, b = torch.ones(6, 4), torch.ones(6, 4), torch.ones(6, 4)
+        expected = start.clone()
+        OP_CALLS[op](expected, a, b)
+        out = laid_out(start, output_layout, emps.DEVICE)
+        OP_CALLS[op](out, *(laid_out(t, input_layout, emps.DEVICE) for t in (a, b)))
+        return "updates" if torch.equal(out.cpu(), expected) else "lost"
+
+    return isolate_op
+
+
+def _isolate_moved_to_the_device():
+    def isolate_op(op, output_layout, input_layout):  # .to() of a sliced tensor is contiguous
+        gen = torch.Generator().manual_seed(0)
+        start = torch.randn(6, 4, generator=gen)
+        a, b = torch.randn(6, 4, generator=gen), torch.rand(6, 4, generator=gen) + 0.5
+        expected = start.clone()
+        OP_CALLS[op](expected, a, b)
+        out = laid_out(start, output_layout).to(emps.DEVICE)
+        OP_CALLS[op](out, *(laid_out(t, input_layout).to(emps.DEVICE) for t in (a, b)))
+        return "updates" if torch.equal(out.cpu(), expected) else "lost"
+
+    return isolate_op
+
+
 def _isolate_with_the_course():
     def isolate_op(op, output_layout, input_layout):
         found = op_isolation.isolate(op, output_layout, input_layout)
@@ -293,6 +426,15 @@ register(
             lambda: _isolate_with("story's profile"),
             lambda: _isolate_with("inverted"),
             _isolate_with_the_course,
+            lambda: _isolate_comparing("allclose"),
+            lambda: _isolate_comparing("one element"),
+            lambda: _isolate_comparing("first row"),
+            lambda: _isolate_comparing("changed"),
+            lambda: _isolate_comparing("sum"),
+            lambda: _isolate_comparing("names"),
+            lambda: _isolate_comparing("device expected"),
+            _isolate_on_ones,
+            _isolate_moved_to_the_device,
         ),
     )
 )

@@ -6,7 +6,10 @@ torch's order, not only its formula (`lerp_` and `beta1 * m + (1 - beta1) * g` w
 the prompt names (layouts and shapes of `param` and `grad`, `lr`, `betas`, `eps`, the number of
 steps), and each step is checked in the order a mistake would show: a ready-made Adam, the
 gradient written into, the parameter's memory swapped, the state (its keys, its step count, its
-tensors written in place with the parameter's strides, its values), then the parameter.
+tensors written in place with the parameter's strides, its values), the parameter, and last the
+ops that wrote them: `param.sub_(...)` or `copy_` of an out-of-place result reaches torch's bits
+on the CPU, but it is not torch's step, and on the story's device it would not lose what
+torch's `addcdiv_` loses.
 """
 
 from __future__ import annotations
@@ -18,6 +21,7 @@ import torch
 import torch.optim.adam as torch_adam
 
 from course.adam import scratch
+from course.adam.exercises.common import Writes
 from course.adam.scratch import STATE_KEYS, State, bias_corrections
 from course.exercises import Exercise, Verdict, failed, is_scaffold, passed, ready_made, register
 from course.layout.named import laid_out
@@ -30,6 +34,15 @@ READY_MADE_STEPS = {  # the course's own step, and torch's Adam on every code pa
     "torch.optim.Adam": torch_adam._single_tensor_adam,
     "torch.optim.Adam (foreach)": torch_adam._multi_tensor_adam,
     "torch.optim.Adam (fused)": torch_adam._fused_adam,
+}
+# The ops torch's single-tensor step writes each tensor with (base names, see common.base_name).
+TORCH_WRITES = {
+    "param": (("addcdiv",), "param.addcdiv_(exp_avg, denom, value=-lr / (1 - beta1**t))"),
+    "exp_avg": (("lerp",), "exp_avg.lerp_(grad, 1 - beta1)"),
+    "exp_avg_sq": (
+        ("mul", "addcmul"),
+        "exp_avg_sq.mul_(beta2).addcmul_(grad, grad, value=1 - beta2)",
+    ),
 }
 
 
@@ -146,7 +159,8 @@ def run_problem(answer: Callable[..., None], problem: Problem) -> Verdict | None
             {k: previous.get(k, torch.zeros_like(grad)).clone() for k in STATE_KEYS},
         )
         given = grad.clone()
-        verdict = _call(answer, ours, given, state, step)
+        with Writes() as writes:
+            verdict = _call(answer, ours, given, state, step)
         theirs.grad = grad.clone()
         opt.step()
         verdict = (
@@ -154,7 +168,8 @@ def run_problem(answer: Callable[..., None], problem: Problem) -> Verdict | None
             or _changed_grad(given, step)
             or _new_memory(ours, step)
             or _state_verdict(state, opt.state[theirs], kept, step)
-            or _param_verdict(ours.detach(), theirs.detach(), state, step)
+            or _param_verdict(ours.detach(), theirs.detach(), state, step, writes)
+            or _writers_verdict(writes, ours, state, step)
         )
         if verdict is not None:
             return verdict
@@ -304,6 +319,8 @@ def _moment_values(key: str, mine: torch.Tensor, want: torch.Tensor, step: Step)
         other = "beta1 * exp_avg + (1 - beta1) * grad written with mul_ and add_"
     else:
         slips = {
+            f"{key} holds its own square root: sqrt_() wrote into the running mean; take "
+            "exp_avg_sq.sqrt() into a new tensor for the denominator": want.sqrt(),
             f"{key} averages grad, not grad * grad": prev * beta2 + (1 - beta2) * g,
             f"{key} is what betas {DEFAULT_BETAS} give": prev * 0.999 + 0.001 * g * g,
             f"the weights are swapped: {key} = beta2 * grad**2 + (1 - beta2) * {key}": (
@@ -317,6 +334,13 @@ def _moment_values(key: str, mine: torch.Tensor, want: torch.Tensor, step: Step)
         other = "(1 - beta2) * grad * grad added with add_"
     diff = (mine - want).abs().max().item()
     yours, torchs = first_difference(key, mine, want)
+    if torch.equal(mine, prev) and not torch.equal(want, prev):
+        return failed(
+            f"{step.where}, state[{key!r}] did not change on this step, though torch's did: "
+            "every call is one step, and every step updates both running means",
+            yours,
+            torchs,
+        )
     if _close(mine, want):
         return failed(
             f"{step.where}, state[{key!r}] is right to rounding but not bitwise (max diff "
@@ -352,7 +376,7 @@ def first_difference(name: str, mine: torch.Tensor, want: torch.Tensor) -> tuple
 
 
 # Mistakes in the parameter update, as the update each would make from the (right) moments.
-def _slips(problem: Problem, t: int) -> dict[str, Callable]:
+def _slips(problem: Problem, t: int, grad: torch.Tensor) -> dict[str, Callable]:
     lr, eps = problem.lr, problem.eps
     c1, c2 = bias_corrections(*problem.betas, t)
     n1, n2 = bias_corrections(*problem.betas, t + 1)
@@ -363,6 +387,11 @@ def _slips(problem: Problem, t: int) -> dict[str, Callable]:
         ),
         "only 1 - beta2**t is applied; also divide lr by 1 - beta1**t": (
             lambda m, v: -lr * m / ((v / c2).sqrt() + eps)
+        ),
+        "eps is added before the bias correction: torch divides sqrt(v) by sqrt(1 - beta2**t) "
+        "first, then adds eps": (lambda m, v: -lr / c1 * m / ((v.sqrt() + eps) / c2**0.5)),
+        "the numerator is grad: Adam divides exp_avg, the running mean, not the gradient": (
+            lambda m, v: -lr / c1 * grad / ((v / c2).sqrt() + eps)
         ),
         "eps is inside the square root: Adam adds eps after the sqrt": (
             lambda m, v: -lr / c1 * m / (v / c2 + eps).sqrt()
@@ -390,27 +419,40 @@ def _slips(problem: Problem, t: int) -> dict[str, Callable]:
 
 def _closest_slip(update: torch.Tensor, state: State, step: Step) -> str | None:
     """The slip whose update is closest to the learner's, or None when the right formula is
-    closer than every slip (then the learner's maths is right, only its order differs)."""
+    closer than every slip (then the learner's maths is right, only its order differs) or the
+    closest slip is not close (a mistake of another kind: naming a slip would mislead)."""
     problem = step.problem
     c1, c2 = bias_corrections(*problem.betas, step.number)
     m, v = state["exp_avg"], state["exp_avg_sq"]
     right = -problem.lr / c1 * m / ((v / c2).sqrt() + problem.eps)
     formulas = {None: right} | {
-        slip: formula(m, v) for slip, formula in _slips(problem, step.number).items()
+        slip: formula(m, v) for slip, formula in _slips(problem, step.number, step.grad).items()
     }
     distance = {k: (update - f).abs().max().item() for k, f in formulas.items()}
-    return min(distance, key=lambda k: distance[k])
+    closest = min(distance, key=lambda k: distance[k])
+    if closest is None:
+        return None
+    apart = (formulas[closest] - right).abs().max().item()  # how far the slip is from Adam
+    return closest if distance[closest] <= apart / 10 else None
 
 
-def _param_verdict(mine: torch.Tensor, want: torch.Tensor, state: State, step: Step):
+def _param_verdict(
+    mine: torch.Tensor, want: torch.Tensor, state: State, step: Step, writes: Writes
+) -> Verdict | None:
     if torch.equal(mine, want):
         return None
     if torch.equal(mine, step.param) and not torch.equal(want, step.param):
+        copy = (
+            ""
+            if mine.is_contiguous()
+            else "; or `param.reshape(-1)`, `.contiguous()`, `.flatten()` of this non-contiguous "
+            "parameter is a copy, and a write into a copy never reaches the parameter"
+        )
         return failed(
             f"{step.where} the parameter you were given did not change at all, though torch's "
-            "did. If you wrote `param = param - ...`, the new tensor was bound to the local "
-            "name `param` and never written into the optimizer's tensor: a lost write, this "
-            "course's theme. Update it in place (param.addcdiv_(...), or param -= ...).",
+            "did: your update went into another tensor. If you wrote `param = param - ...`, the "
+            f"new tensor was bound to the local name `param`{copy}. A lost write: this course's "
+            "theme. Update the parameter itself, in place: param.addcdiv_(...).",
             "unchanged",
             "updated in place",
         )
@@ -425,20 +467,9 @@ def _param_verdict(mine: torch.Tensor, want: torch.Tensor, state: State, step: S
             torchs,
         )
     if _close(mine, want):
-        tensor_count = isinstance(state["step"], torch.Tensor)
         return failed(
             f"{step.where} your parameter is right to rounding but not bitwise (max diff "
-            f"{diff:.2g}). Bitwise like torch means torch's own operations in torch's order: "
-            "denom = (exp_avg_sq.sqrt() / sqrt(1 - beta2**t)).add_(eps), then one "
-            "param.addcdiv_(exp_avg, denom, value=-lr / (1 - beta1**t)). m_hat and v_hat "
-            "divided first, or lr * m / denom subtracted with sub_, is the same formula "
-            "rounded differently"
-            + (
-                "; and torch reads state['step'] as a Python number (step.item()): 1 - beta**t "
-                "in a float32 tensor rounds differently too."
-                if tensor_count
-                else "."
-            ),
+            f"{diff:.2g}). {_rounding_cause(writes.into(mine), state)}",
             yours,
             torchs,
         )
@@ -448,6 +479,57 @@ def _param_verdict(mine: torch.Tensor, want: torch.Tensor, state: State, step: S
         yours,
         torchs,
     )
+
+
+def _rounding_cause(ops: list[str], state: State) -> str:
+    """Why a right formula is not torch's bits: the op that wrote the parameter when it is not
+    torch's, else the order of the operations (and a step count kept in a tensor)."""
+    foreign = sorted(set(ops) - {"addcdiv"})
+    if foreign:
+        return (
+            f"Your step wrote the parameter with {', '.join(op + '_' for op in foreign)}; "
+            f"torch's writes it with one {TORCH_WRITES['param'][1]}, and bitwise like torch "
+            "means torch's own operations: a float is rounded after every one."
+        )
+    tensor_count = isinstance(state["step"], torch.Tensor)
+    return (
+        "Bitwise like torch means torch's own operations in torch's order: the sqrt, the "
+        "division by sqrt(1 - beta2**t), then add_(eps): denom = (exp_avg_sq.sqrt() / "
+        "sqrt(1 - beta2**t)).add_(eps), and one param.addcdiv_(exp_avg, denom, "
+        "value=-lr / (1 - beta1**t)). m_hat and v_hat divided first is the same formula "
+        "rounded differently; eps added before the division is another formula, here too "
+        "close to tell apart"
+        + (
+            "; and torch reads state['step'] as a Python number (step.item()): 1 - beta**t "
+            "in a float32 tensor rounds differently too."
+            if tensor_count
+            else "."
+        )
+    )
+
+
+def _writers_verdict(writes: Writes, param: torch.Tensor, state: State, step: Step):
+    """Torch's bits reached with other ops: not torch's step. Checked from step 2 on, when the
+    state already exists, so every write into its memory during the call is a write into it."""
+    if step.number < 2:
+        return None
+    tensors = {"param": param, "exp_avg": state["exp_avg"], "exp_avg_sq": state["exp_avg_sq"]}
+    for name, tensor in tensors.items():
+        ops, spelled = TORCH_WRITES[name]
+        foreign = sorted(set(writes.into(tensor)) - set(ops))
+        if not foreign:
+            continue
+        what = "the parameter" if name == "param" else f"state[{name!r}]"
+        return failed(
+            f"{step.where} your numbers are torch's to the bit, but your step wrote {what} with "
+            f"{', '.join(op + '_' for op in foreign)}, where torch's step runs {spelled}. On the "
+            "CPU the two agree; on a device each op is a kernel of its own, and the rest of "
+            "this lesson tests torch's ops one by one, so a step that is torch's must run "
+            "them, writing into the tensor itself.",
+            ", ".join(op + "_" for op in foreign),
+            spelled,
+        )
+    return None
 
 
 def _reference_step():
@@ -484,26 +566,52 @@ def _flawed_step(flaw: str):
                 contiguous = flaw == "contiguous state"
                 state[key] = torch.zeros(param.shape) if contiguous else torch.zeros_like(param)
         state[count] += 1
+        if flaw == "first step only" and state[count] > 1:
+            return  # the step was tried once, on one call
         c1, c2 = bias_corrections(beta1, beta2, state[count])
         if flaw == "no bias correction":
             c1 = c2 = 1.0
         _moments(flaw, state, grad, beta1, beta2)
-        if flaw == "eps inside the sqrt":
-            denom = (state["exp_avg_sq"] / c2 + eps).sqrt()
-        else:
-            root = state["exp_avg_sq"] if flaw == "no sqrt" else state["exp_avg_sq"].sqrt()
-            denom = (root / c2**0.5).add_(eps)
-        if flaw == "reordered":  # m_hat and v_hat first: Adam's maths, another rounding
-            m_hat, v_hat = state["exp_avg"] / c1, state["exp_avg_sq"] / c2
-            param -= lr * m_hat / (v_hat.sqrt() + eps)
-        elif flaw == "rebinding":
-            param = param - lr / c1 * state["exp_avg"] / denom  # noqa: F841 (never written back)
-        elif flaw == "data swap":
-            param.data = param.addcdiv(state["exp_avg"], denom, value=-lr / c1)
-        else:
-            param.addcdiv_(state["exp_avg"], denom, value=-lr / c1)
+        denom = _denominator(flaw, state["exp_avg_sq"], c2, eps)
+        numerator = grad if flaw == "grad in the numerator" else state["exp_avg"]
+        _update(flaw, param, numerator, denom, lr / c1, c2, eps, state)
 
     return my_step
+
+
+def _denominator(flaw: str, v: torch.Tensor, c2: float, eps: float) -> torch.Tensor:
+    """sqrt(v) / sqrt(1 - beta2**t) + eps, as the flawed step writes it."""
+    if flaw == "eps inside the sqrt":
+        return (v / c2 + eps).sqrt()
+    if flaw == "eps before the division":
+        return v.sqrt().add_(eps) / c2**0.5
+    if flaw == "sqrt_ into the state":
+        return (v.sqrt_() / c2**0.5).add_(eps)
+    root = v if flaw == "no sqrt" else v.sqrt()
+    return (root / c2**0.5).add_(eps)
+
+
+def _update(flaw, param, m, denom, size, c2, eps, state) -> None:
+    """The parameter update, as the flawed step writes it (`size` is lr / (1 - beta1**t))."""
+    if flaw == "reordered":  # m_hat and v_hat first: Adam's maths, another rounding
+        v_hat = state["exp_avg_sq"] / c2
+        param -= size * m / (v_hat.sqrt() + eps)
+    elif flaw == "rebinding":
+        param = param - size * m / denom  # noqa: F841 (never written back)
+    elif flaw == "data swap":
+        param.data = param.addcdiv(m, denom, value=-size)
+    elif flaw == "sub_":  # the same bits on the CPU, another op
+        param.sub_(size * m / denom)
+    elif flaw == "into a reshape":  # a copy when the parameter is not contiguous
+        param.reshape(-1).addcdiv_(m.reshape(-1), denom.reshape(-1), value=-size)
+    elif flaw == "contiguous, then copied back":
+        work = param.contiguous()
+        work.addcdiv_(m, denom, value=-size)
+        param.copy_(work)
+    elif flaw == "float64, copied back":
+        param.copy_(param.double().addcdiv(m.double(), denom.double(), value=-size))
+    else:
+        param.addcdiv_(m, denom, value=-size)
 
 
 def _moments(flaw: str, state: State, grad: torch.Tensor, beta1: float, beta2: float) -> None:
@@ -513,6 +621,8 @@ def _moments(flaw: str, state: State, grad: torch.Tensor, beta1: float, beta2: f
         m.mul_(beta1).add_(grad, alpha=1 - beta1)
     elif flaw == "new tensors":
         state["exp_avg"] = torch.lerp(m, grad, 1 - beta1)  # the same values, in a new tensor
+    elif flaw == "copy_ of lerp":
+        m.copy_(torch.lerp(m, grad, 1 - beta1))  # in place, the same bits, not torch's op
     else:
         m.lerp_(grad, 1 - beta1)
     if flaw == "add_ of the square":
@@ -586,6 +696,15 @@ register(
             _torch_adam_inside,
             lambda: _flawed_step("data swap"),
             lambda: _flawed_step("squares grad in place"),
+            lambda: _flawed_step("first step only"),
+            lambda: _flawed_step("eps before the division"),
+            lambda: _flawed_step("sub_"),
+            lambda: _flawed_step("copy_ of lerp"),
+            lambda: _flawed_step("into a reshape"),
+            lambda: _flawed_step("sqrt_ into the state"),
+            lambda: _flawed_step("grad in the numerator"),
+            lambda: _flawed_step("contiguous, then copied back"),
+            lambda: _flawed_step("float64, copied back"),
         ),
     )
 )

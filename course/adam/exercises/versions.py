@@ -3,8 +3,9 @@
 The text after this exercise builds on what the learner measures here (PyTorch 2.4 fixed both
 kernels; macOS 15 never needed the fix), so the measurement itself is checked: each hidden
 profile is handed in while *another* profile is in force, and the watch sees whether all four
-ops ran, on the emulated device, under the profile asked about, into a transposed output. A set
-written down (the one printed by the previous exercise), or read from the profile (its name, its
+ops ran, on the emulated device, under the profile asked about, into a transposed output with
+contiguous inputs (one thing changed at a time). A set written down (the one printed by the
+previous exercise), remembered from an earlier run, or read from the profile (its name, its
 label, its list of broken families), is named; so are the two hidden profiles where such a set
 is wrong: only addcmul_ broken, and macOS 15 listing both families while nothing is lost.
 """
@@ -25,6 +26,7 @@ from course.adam.exercises.isolating import (
     reference_isolate_op,
 )
 from course.adam.op_isolation import OPS, on_profile
+from course.errors import CourseError
 from course.exercises import Exercise, Verdict, failed, passed, register
 
 PROFILES = (
@@ -56,7 +58,17 @@ def _run(fn: Callable, profile: emps.Profile) -> tuple[object, OpWatch, list[str
 def _check_lost_ops(fn: Callable) -> Verdict:
     if not callable(fn):
         return failed("pass your function lost_ops(profile)")
-    runs = [_run(fn, profile) for profile in PROFILES]
+    try:
+        runs = [_run(fn, profile) for profile in PROFILES]
+    except CourseError as error:
+        hidden = [p.name for p in PROFILES if p.name in str(error) and p.name not in emps.PROFILES]
+        if not hidden:
+            raise
+        return failed(
+            f"your function looked up the profile {hidden[0]!r} by name, and a profile made "
+            "for this check has no registered name: pass the profile you were given itself, "
+            "on_profile(profile, isolate_op, ...)"
+        )
     for got, _, used in runs:
         verdict = course_experiment(used) or _a_set_of_ops(got)
         if verdict is not None:
@@ -97,6 +109,12 @@ def _how_it_ran(
     watch: OpWatch, profile: emps.Profile, answers: list[frozenset[str]]
 ) -> Verdict | None:
     on_device = [c for c in watch.calls if c.device == EMULATED]
+    if not on_device and any(c.op in OPS for c in watch.calls):
+        return failed(
+            f"asked about {profile.label}, your ops ran only on the CPU, where no write is ever "
+            "lost: your isolate_op must run them on the emulated device (check 03.isolate_op "
+            "first)"
+        )
     if not on_device:
         return _not_measured(profile, answers)
     asked = [c for c in on_device if c.profile == profile.name]
@@ -120,6 +138,13 @@ def _how_it_ran(
                 f"(yours: {yours}): the writes in question are those into a non-contiguous "
                 "output, isolate_op(op, 'transposed', 'contiguous')"
             )
+        if not any(c.laid_out_as("transposed", "contiguous") for c in runs):
+            return failed(
+                f"asked about {profile.label}, your {op} wrote into a transposed output but "
+                "never with contiguous inputs: change one thing at a time, the output's layout "
+                "alone, isolate_op(op, 'transposed', 'contiguous'). With both changed, a lost "
+                "write could come from either"
+            )
     return None
 
 
@@ -132,8 +157,8 @@ def _not_measured(profile: emps.Profile, answers: list[frozenset[str]]) -> Verdi
     else:
         cause = (
             "your sets change with the profile, read from it (its name, its label, its list of "
-            "broken families) instead of measured: on two profiles made for this check, such a "
-            "set is wrong"
+            "broken families) or remembered from an earlier run (a dict of results, a cache) "
+            "instead of measured now: on two profiles made for this check, such a set is wrong"
         )
     return failed(
         f"asked about {profile.label}, your function ran no op on the emulated device: {cause}. "
@@ -176,16 +201,17 @@ def _measured(
     ops: tuple[str, ...] = OPS,
     profile_in_force: bool = False,
     layout: str = "transposed",
+    inputs: str = "contiguous",
 ):
     """lost_ops from the reference experiment, with one flaw: the ops kept, the profile, the
-    output layout."""
+    output layout, the inputs' layout."""
     isolate_op = reference_isolate_op()
 
     def lost_ops(profile):
         def one(op):
             if profile_in_force:
-                return isolate_op(op, layout, "contiguous")
-            return on_profile(profile, isolate_op, op, layout, "contiguous")
+                return isolate_op(op, layout, inputs)
+            return on_profile(profile, isolate_op, op, layout, inputs)
 
         return {op for op in ops if keep(one(op))}
 
@@ -197,6 +223,49 @@ def _read_from_the_profile(attribute: str):
         if attribute == "name":
             return {"addcmul_", "addcdiv_"} if profile.name.startswith("2.2.1") else set()
         return {op for op in OPS if op.rstrip("_") in profile.broken}
+
+    return lost_ops
+
+
+def _by_name():
+    isolate_op = reference_isolate_op()
+
+    def lost_ops(profile):
+        found = {
+            op: on_profile(profile.name, isolate_op, op, "transposed", "contiguous") for op in OPS
+        }
+        return {op for op, verdict in found.items() if verdict == "lost"}
+
+    return lost_ops
+
+
+def _remembered():
+    """The sets measured once, for the profiles the notebook lists, and looked up after."""
+    isolate_op = reference_isolate_op()
+    measured = {
+        p.label: {
+            op for op in OPS if on_profile(p, isolate_op, op, "transposed", "contiguous") == "lost"
+        }
+        for p in emps.PROFILES.values()
+    }
+
+    def lost_ops(profile):
+        return measured.get(profile.label, set())
+
+    return lost_ops
+
+
+def _with_a_cpu_experiment():
+    from course.adam.exercises.isolating import _isolate_with
+
+    isolate_op = _isolate_with("cpu")
+
+    def lost_ops(profile):
+        return {
+            op
+            for op in OPS
+            if on_profile(profile, isolate_op, op, "transposed", "contiguous") == "lost"
+        }
 
     return lost_ops
 
@@ -237,6 +306,10 @@ register(
             lambda: _measured(lambda found: found == "updates"),
             _with_the_course,
             _as_a_dict,
+            _by_name,
+            _remembered,
+            _with_a_cpu_experiment,
+            lambda: _measured(lambda found: found == "lost", inputs="transposed"),
         ),
     )
 )

@@ -29,6 +29,15 @@ CAUSES = {
         "torch's own Adam",
         "new memory",  # param.data = ...
         "the gradient you were given has changed",
+        "did not change on this step",  # the step tried on the first call only
+        "eps added before the division",
+        "wrote the parameter with sub_",  # torch's bits on the CPU, not torch's op
+        "wrote state['exp_avg'] with copy_",  # exp_avg.copy_(torch.lerp(...))
+        "is a copy",  # param.reshape(-1).addcdiv_ on a transposed parameter
+        "holds its own square root",  # exp_avg_sq.sqrt_()
+        "the numerator is grad",
+        "wrote the parameter with copy_",  # .contiguous(), addcdiv_, copy_ back
+        "wrote the parameter with copy_",  # computed in float64, copied back
     ),
 }
 
