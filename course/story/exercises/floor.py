@@ -1,17 +1,25 @@
 """01.loss_floor and 01.floor: how low the loss could go, written as a rule, then measured.
 
-The rule is run on datasets the learner never sees (other sizes, noise levels, no noise), and
-the value the text builds on ("the run stalls some two hundred times higher") is checked on the
-course's data. A wrong number is matched against the mistakes that produce it (a mean over
-every element, a model that outputs zeros, a norm instead of a squared error, ...), so the
-feedback names the mistake, not only the difference.
+The rule is run on datasets the learner never sees (other sizes, noise levels, no noise, the
+course's sizes with another noise, so a rule that assumes the noise level fails), each on a
+copy the checker compares afterwards: dataset() is shared by every run in a kernel, so a
+function that subtracts in place would change the data the rest of the course trains on. The
+value the text builds on ("the run stalls some two hundred times higher") is checked on the
+course's data, unrounded, so a number typed from a printout does not pass. A wrong number is
+matched against the mistakes that produce it (a mean over every element, a model that outputs
+zeros, a norm instead of a squared error, rounding, ...), so the feedback names the mistake,
+not only the difference.
 """
 
 from __future__ import annotations
 
+import functools
+import math
 from collections.abc import Callable
 
+import numpy as np
 import torch
+import torch.nn.functional as F
 
 from course.exercises import Exercise, Verdict, failed, passed, register
 from course.model.data import SyntheticData, make_data
@@ -53,6 +61,11 @@ MISTAKES: tuple[tuple[str, Callable[[SyntheticData], torch.Tensor]], ...] = (
         "that sums absolute errors: the loss squares each error (.pow(2))",
         lambda data: _error(data).abs().sum(-1).mean(),
     ),
+    (
+        "that divides the total by the dimensions: the loss averages over samples, the first "
+        "dimension (.sum(-1) per sample, then .mean())",
+        lambda data: _error(data).pow(2).sum() / data.x.shape[1],
+    ),
 )
 
 
@@ -66,11 +79,59 @@ def _not_a_number(got: object, where: str) -> Verdict | None:
         return None
     if isinstance(got, torch.Tensor):
         why = "a tensor: use .item() to return the number it holds"
+    elif isinstance(got, (np.generic, np.ndarray)):
+        why = "a NumPy value: use .item() on the tensor to return a Python float"
     elif isinstance(got, str):
         why = "a string: return the number itself (format it only when printing)"
+    elif isinstance(got, (list, tuple)):
+        why = "a list: return the number itself, not a container holding it"
+    elif callable(got):
+        why = "a function: call it (on the data) and keep the number it returns"
     else:
         why = "not a number"
     return failed(f"{where}you returned {why}", type(got).__name__, "float")
+
+
+@functools.cache
+def _made_afresh() -> SyntheticData:
+    """The course's data as make_data() makes it, to tell whether dataset()'s copy was changed."""
+    return make_data()
+
+
+def _changed_field(now: SyntheticData, then: SyntheticData) -> str | None:
+    """The first of x, features, codes whose values differ between two copies of the data."""
+    return next(
+        (
+            f
+            for f in ("x", "features", "codes")
+            if not torch.equal(getattr(now, f), getattr(then, f))
+        ),
+        None,
+    )
+
+
+def _course_data_changed() -> Verdict | None:
+    """Why the course's data can no longer be trusted, if an in-place op changed them.
+
+    dataset() hands every caller the same tensors, so `data.x -= perfect` in a learner's
+    function changes the data every later run of the kernel trains and is checked on."""
+    field = _changed_field(dataset(), _made_afresh())
+    if field is None:
+        return None
+    return failed(
+        f"dataset().{field} no longer holds the course's data: code in this kernel changed it in "
+        "place (data.x -= ..., .sub_(), .pow_()). Write your function with new tensors "
+        "(data.x - perfect), then restart the kernel and run the notebook again"
+    )
+
+
+def _copy(data: SyntheticData) -> SyntheticData:
+    return SyntheticData(data.x.clone(), data.features.clone(), data.codes.clone())
+
+
+def _rounded(got: float, want: float, places: range) -> int | None:
+    """The number of decimals `got` is `want` rounded to, if it is."""
+    return next((n for n in places if got == round(want, n)), None)
 
 
 def _named_mistake(got: float, want: float, data: SyntheticData) -> str | None:
@@ -85,34 +146,88 @@ def _named_mistake(got: float, want: float, data: SyntheticData) -> str | None:
 
 
 def _floor_cases() -> dict[str, SyntheticData]:
+    """The course's data, then datasets that differ from it in noise alone, then in everything.
+
+    Each learner's call gets a copy (`_answers`), so these are made once per process."""
+    return {"the course's data": dataset(), **_other_data()}
+
+
+@functools.cache
+def _other_data() -> dict[str, SyntheticData]:
     return {
-        "the course's data": dataset(),
+        "the course's sizes with twice its noise": make_data(noise=0.02, seed=5),
         "data with 64 dimensions and 10x the noise": make_data(512, 64, 128, 4, 0.1, seed=2),
         "data without noise": make_data(256, 32, 64, 3, 0.0, seed=3),
         "data with 3 active features of 48 and noise 0.05": make_data(512, 96, 48, 3, 0.05, 4),
     }
 
 
-def _check_loss_floor(fn: Callable) -> Verdict:
-    cases = _floor_cases()
+def _answers(fn: Callable, cases: dict[str, SyntheticData]) -> dict[str, float] | Verdict:
+    """The learner's number for each dataset, each computed on a copy the checker then compares
+    with the original: a function that writes into its data is told so, whatever it returns."""
     answers = {}
     for what, data in cases.items():
-        answers[what] = fn(data)
-        verdict = _not_a_number(answers[what], f"for {what} ")
+        given = _copy(data)
+        answers[what] = got = fn(given)
+        verdict = _not_a_number(got, f"for {what} ")
         if verdict is not None:
             return verdict
-    if len(set(answers.values())) == 1:
-        return failed(
-            f"your function gives {answers[next(iter(cases))]} on every dataset: the floor is "
-            "measured on the data it is given (their noise decides it), not remembered"
+        field = _changed_field(given, data)
+        if field is not None:
+            return failed(
+                f"for {what}, your function changed data.{field} in place (-=, .sub_(), "
+                ".pow_()): the data belong to the caller, and dataset() is shared, so every "
+                "later run in the kernel would train on what your function left. Compute with "
+                "new tensors (data.x - perfect)"
+            )
+    return answers
+
+
+def _why_not(what: str, answers: dict[str, float], data: SyntheticData, want: float) -> str:
+    """The mistake that gives the learner's wrong number on one dataset, as precisely as known."""
+    got = answers[what]
+    others = [o for o, value in answers.items() if o != what and value == got]
+    if isinstance(got, int):
+        return "that is an int: int() (or //) drops the decimals; return the float"
+    if len(others) == len(answers) - 1:
+        return (
+            f"your function gives {got} on every dataset: the floor is measured on the data it "
+            "is given (their noise decides it), not remembered"
         )
+    if math.isnan(got):
+        return "that is NaN: a square root or a division went wrong on the way"
+    if (places := _rounded(got, want, range(10))) is not None:
+        return (
+            f"your function rounds the loss to {places} decimals: return it as it comes (round "
+            "only when printing)"
+        )
+    named = _named_mistake(got, want, data)
+    if named is not None:
+        return named
+    if others:
+        return (
+            f"your function gives the same number on {others[0]}, whose floor is another: it "
+            "must measure the error in the data it is given, not compute it from their sizes "
+            "or an assumed noise level"
+        )
+    return (
+        "the training loss is the squared error summed over all of a sample's dimensions, "
+        "averaged over all samples"
+    )
+
+
+def _check_loss_floor(fn: Callable) -> Verdict:
+    verdict = _course_data_changed()
+    if verdict is not None:
+        return verdict
+    cases = _floor_cases()
+    answers = _answers(fn, cases)
+    if isinstance(answers, Verdict):
+        return answers
     for what, data in cases.items():
         got, want = answers[what], best_possible_loss(data)
         if not _close(got, want):
-            cause = _named_mistake(got, want, data) or (
-                "the training loss is the squared error summed over a sample's dimensions, "
-                "averaged over samples"
-            )
+            cause = _why_not(what, answers, data, want)
             return failed(f"not the loss a perfect model reaches on {what}: {cause}", got, want)
     return passed(
         "a model that knew the true features would only miss the noise. Compare that floor "
@@ -141,6 +256,14 @@ def _wrong_floor(mistake: int):
     return best_possible_loss
 
 
+def _into_the_data():
+    def best_possible_loss(data):
+        data.x.sub_(data.codes @ data.features)  # what is left is the noise: in place
+        return data.x.pow(2).sum(-1).mean().item()
+
+    return best_possible_loss
+
+
 register(
     Exercise(
         name="01.loss_floor",
@@ -154,6 +277,15 @@ register(
             *(lambda i=i: _wrong_floor(i) for i in range(len(MISTAKES))),
             lambda: lambda data: 0.0384,
             lambda: lambda data: _error(data).pow(2).sum(-1).mean(),
+            lambda: lambda data: data.x.shape[1] * 0.01**2,  # the noise level make_data was given
+            lambda: lambda data: round(best_possible_loss(data), 4),
+            lambda: lambda data: int(best_possible_loss(data)),
+            lambda: lambda data: _error(data).pow(2).sum(-1).mean().numpy(),
+            _into_the_data,
+            lambda: lambda data: best_possible_loss(dataset()),  # the data it is given, ignored
+            lambda: lambda data: _error(data)[:256].pow(2).sum(-1).mean().item(),  # one batch
+            lambda: lambda data: F.mse_loss(data.codes @ data.features, data.x).item(),
+            lambda: lambda data: _error(data)[:, 0].pow(2).mean().item(),  # one dimension
         ),
     )
 )
@@ -161,17 +293,12 @@ register(
 # ---- 01.floor --------------------------------------------------------------------------------
 
 
-def _rounded(got: float, want: float, places: range) -> int | None:
-    """The number of decimals `got` is `want` rounded to, if it is."""
-    return next((n for n in places if got == round(want, n)), None)
-
-
 def _check_floor(floor: object) -> Verdict:
-    verdict = _not_a_number(floor, "")
+    verdict = _not_a_number(floor, "") or _course_data_changed()
     if verdict is not None:
         return verdict
     want = best_possible_loss(dataset())
-    if _close(floor, want) or _rounded(floor, want, range(3, 10)) is not None:
+    if _close(floor, want):
         return passed(
             f"the course's data cannot be fit below {want:.4f}: the noise. The run stalls "
             f"near {STALLS_NEAR:.0f}, some {STALLS_NEAR / want:.0f} times higher."
@@ -181,10 +308,10 @@ def _check_floor(floor: object) -> Verdict:
             "a loss of 0 would mean rebuilding the noise too: a perfect model rebuilds "
             "data.codes @ data.features, and misses the noise"
         )
-    elif (places := _rounded(floor, want, range(3))) is not None:
+    elif (places := _rounded(floor, want, range(10))) is not None:
         cause = (
-            f"that is the floor rounded to {places} decimals, too coarse to compare: keep the "
-            "full value (round only when printing)"
+            f"that is the floor rounded to {places} decimals (as a printout shows it): keep "
+            "the value your function returns, unrounded (round only when printing)"
         )
     else:
         cause = _named_mistake(floor, want, dataset())
@@ -224,6 +351,14 @@ register(
             lambda: f"{best_possible_loss(dataset()):.3f}",
             lambda: 8.8,
             lambda: _error(dataset()).norm(dim=-1).mean().item(),
+            lambda: 0.0383,  # the floor as the reference's output prints it
+            lambda: round(best_possible_loss(dataset()), 3),
+            lambda: best_possible_loss,
+            lambda: np.float32(best_possible_loss(dataset())),
+            lambda: best_possible_loss(dataset(seed=1)),
+            lambda: 19.0,  # the loss of step 1, printed above
+            lambda: [best_possible_loss(dataset())],
+            lambda: dataset().x.shape[1] * 0.01**2,
         ),
         answer_words=("0.038", "0.0383"),
     )

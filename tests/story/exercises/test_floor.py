@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from course.exercises import check
+from course.model import runs
 from course.model.runs import dataset
 from course.story.exercises import floor
 from tests.corpus import assert_told_its_cause, corpus_cases
@@ -17,8 +18,18 @@ CAUSES = {
         "summed over the samples too",  # .sum()
         "square root of the loss",  # an RMS
         "sums absolute errors",  # .abs()
+        "divides the total by the dimensions",  # .sum() / d_model
         "on every dataset",  # the course's floor, hard-coded
         "use .item()",  # a tensor
+        "assumed noise level",  # d_model * 0.01**2: the same with twice the noise
+        "rounds the loss to 4 decimals",
+        "int() (or //) drops the decimals",
+        "NumPy value",
+        "changed data.x in place",  # x.sub_(...): dataset() is shared
+        "on every dataset",  # best_possible_loss(dataset()): its own data ignored
+        "averaged over all samples",  # the first 256 samples only
+        "averaged over every element",  # F.mse_loss's default mean
+        "all of a sample's dimensions",  # one dimension only
     ),
     "01.floor": (
         "averaged over every element",
@@ -29,6 +40,14 @@ CAUSES = {
         "a string",
         "where the run stalls",  # the stalled loss, 8.8, typed in
         "mean distance (a norm)",
+        "rounded to 4 decimals",  # 0.0383, as the reference's output prints it
+        "rounded to 3 decimals",
+        "a function: call it",  # best_possible_loss, not called
+        "NumPy value",
+        "measure it with your function on dataset()",  # another seed's data
+        "where the run stalls",  # 19.0, the loss of step 1
+        "a list",
+        "measure it with your function on dataset()",  # d_model * 0.01**2, assumed
     ),
 }
 
@@ -44,10 +63,29 @@ def test_every_mistake_differs_from_the_floor_on_the_course_data():
     assert all(not floor._close(m(dataset()).item(), want) for _, m in floor.MISTAKES)
 
 
-def test_the_floor_may_be_rounded_for_printing_but_not_too_far():
+def test_the_floor_is_kept_as_it_comes_summation_order_aside():
+    """Rounded to 4 decimals is what a printout shows (0.0383): typed in, it must not pass."""
     want = floor.best_possible_loss(dataset())
-    assert check("01.floor", round(want, 3)).passed and check("01.floor", round(want, 5)).passed
-    assert not check("01.floor", round(want, 2)).passed
+    assert check("01.floor", want * (1 + 1e-6)).passed
+    for places in (2, 3, 4):
+        verdict = check("01.floor", round(want, places))
+        assert not verdict.passed and f"rounded to {places} decimals" in verdict.message
+
+
+def test_changed_course_data_is_told_and_not_measured(monkeypatch):
+    """dataset() is shared: an in-place op in a learner's cell changes it for every check."""
+    changed = floor.SyntheticData(dataset().x * 2, dataset().features, dataset().codes)
+    monkeypatch.setitem(runs._DATA, (384, 0), changed)
+    for name, answer in (
+        ("01.floor", floor.best_possible_loss(changed)),
+        ("01.loss_floor", floor.best_possible_loss),
+    ):
+        verdict = check(name, answer)
+        assert not verdict.passed and "dataset().x no longer holds" in verdict.message
+
+
+def test_the_course_data_are_what_make_data_makes():
+    assert floor._changed_field(dataset(), floor._made_afresh()) is None
 
 
 def test_the_hidden_datasets_include_one_without_noise():
