@@ -174,11 +174,32 @@ def _values_verdict(case: Inputs, result: torch.Tensor, natural: torch.Tensor) -
             guess = mistake(case.avg_sq, case.grad, case.beta)
             if not torch.allclose(guess, natural) and torch.allclose(result, guess, rtol=1e-6):
                 return failed(f"{where}: {cause}", "", "beta * avg_sq + (1 - beta) * grad**2")
+        constant = _constant_beta(case, result)
+        if constant is not None:
+            return failed(
+                f"{where}: that is beta = {constant:.4g} whatever beta is: use the beta your "
+                "kernel is given",
+                "",
+                "beta * avg_sq + (1 - beta) * grad**2",
+            )
     return failed(
         f"{where}",
         [round(v, 4) for v in result.flatten()[:3].tolist()],
         "beta * avg_sq + (1 - beta) * grad**2",
     )
+
+
+def _constant_beta(case: Inputs, result: torch.Tensor) -> float | None:
+    """The beta the learner's values were computed with, when it is one number and not the
+    call's beta (a constant written into the kernel); None otherwise."""
+    avg_sq, grad_sq = case.avg_sq.double(), case.grad.double() ** 2
+    spread = avg_sq - grad_sq
+    usable = spread.abs() > 1e-3
+    if not usable.any():
+        return None
+    beta = ((result.double() - grad_sq)[usable] / spread[usable]).median().item()
+    fits = torch.allclose(result.double(), beta * avg_sq + (1 - beta) * grad_sq, rtol=1e-4)
+    return beta if fits and abs(beta - case.beta) > 1e-6 else None
 
 
 def _layout_rule(cases: list[Inputs], results: list[torch.Tensor]) -> str | None:
@@ -198,8 +219,8 @@ def _meta_like(t: torch.Tensor) -> torch.Tensor:
 
 
 def _fake(op, case: Inputs, result: torch.Tensor, behaviour: str | None) -> Verdict | None:
-    meta_avg_sq = _meta_like(case.avg_sq)
-    fake = op(meta_avg_sq, _meta_like(case.grad), case.beta)
+    meta_avg_sq, meta_grad = _meta_like(case.avg_sq), _meta_like(case.grad)
+    fake = op(meta_avg_sq, meta_grad, case.beta)
     if fake is meta_avg_sq:
         return failed(
             "your fake kernel returned its input avg_sq itself; the schema `-> Tensor` promises "
@@ -207,6 +228,16 @@ def _fake(op, case: Inputs, result: torch.Tensor, behaviour: str | None) -> Verd
             "the input",
             "a new tensor",
         )
+    for name, given in (("avg_sq", meta_avg_sq), ("grad", meta_grad)):
+        if fake.untyped_storage()._cdata == given.untyped_storage()._cdata:
+            return failed(
+                f"your fake kernel returned a view of its input {name} (a view_as, an indexing, "
+                f"a detach...): it shares {name}'s memory, but the schema `-> Tensor` (no "
+                "`(a)`) promises a new tensor, as your CPU kernel makes, so the fake must "
+                "allocate one",
+                f"a view of {name}",
+                "a new tensor",
+            )
     if fake.device.type != "meta":
         return failed(
             f"your fake kernel made a tensor on {fake.device}; a fake kernel allocates where its "
@@ -329,6 +360,18 @@ register(
             lambda: (formula, lambda a, g, b: a.new_empty_strided(a.shape, a.stride())),
             lambda: (formula, lambda a, g, b: torch.empty_like(g)),
             lambda: (formula, lambda a, g, b: torch.empty_like(a, device="cpu")),
+            lambda: (formula, lambda a, g, b: a.view_as(a)),
+            lambda: (formula, lambda a, g, b: a[...]),
+            lambda: (formula, lambda a, g, b: a.detach()),
+            lambda: (lambda a, g, b: (1 - b) * a + b * g * g, _fresh),
+            lambda: (lambda a, g, b: torch.lerp(g * g, a, b), _fresh),
+            lambda: (lambda a, g, b: a.contiguous().mul_(b).addcmul_(g, g, value=1 - b), _fresh),
+            lambda: (lambda a, g, b: 0.999 * a + 0.001 * g * g, _fresh),
+            lambda: (
+                formula,
+                lambda a, g, b: torch.empty_like(a, memory_format=torch.contiguous_format),
+            ),
+            lambda: (lambda a, g, b: formula(a, g, b).float(), _fresh),
         ),
     )
 )

@@ -10,6 +10,7 @@ matched against models of the classic mistakes on every variant, and told the on
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -212,6 +213,8 @@ def _diagnosis(cases: list[tuple[str, str]], answers: list[Answer], index: int) 
         _substring_row(op, backend, yours)
         or (MISTAKES[best].cause(op, backend) if best is not None else None)
         or _ignored(cases, answers)
+        or _other_backend(op, backend, yours)
+        or _not_in_registry(op, backend, yours)
     )
     if cause is None:
         cause = (
@@ -219,6 +222,41 @@ def _diagnosis(cases: list[tuple[str, str]], answers: list[Answer], index: int) 
             "wins; without one, its structured_delegate's row names the kernel"
         )
     return failed(f"{where}: {cause}.", yours.value if yours.error is None else yours.shown)
+
+
+def _other_backend(op: str, backend: str, yours: Answer) -> str | None:
+    """A kernel from the right entry's row for another backend: the backend was not read."""
+    entry = lookup(op)
+    sources = [entry] + ([lookup(entry.structured_delegate)] if entry.structured_delegate else [])
+    for source in sources:
+        others = [b for b, k in source.backend_kernels().items() if k == yours.value]
+        if yours.error is None and others and backend not in others:
+            return (
+                f"that is {source.name}'s kernel for {others[0]}, not for {backend}: read the "
+                "row for the backend you are given"
+            )
+    return None
+
+
+def _not_in_registry(op: str, backend: str, yours: Answer) -> str | None:
+    """None, or a name that no row of the op or its delegate holds: not read, made up."""
+    if yours.error is not None:
+        return None
+    if yours.value is None:
+        return (
+            f"None: {op}'s own entry has no row for {backend}, so the kernel is in the row of "
+            "its structured_delegate"
+            if lookup(op).structured_delegate
+            else f"None: read {op}'s own `dispatch:` row for {backend}"
+        )
+    entry = lookup(op)
+    sources = [entry] + ([lookup(entry.structured_delegate)] if entry.structured_delegate else [])
+    if all(yours.value not in source.backend_kernels().values() for source in sources):
+        return (
+            f"{yours.value!r} is in no row of {op} or of its delegate: a kernel's name is read "
+            "from the registry, not built from the op's and the backend's"
+        )
+    return None
 
 
 WHY = {
@@ -276,6 +314,50 @@ def _substring_rows(op, backend):
     return next(kernel for keys, kernel in rows.items() if backend in keys)
 
 
+def _own_if_any(op, backend):
+    entry = lookup(op)
+    if entry.dispatch:  # "it has a table of its own, so the kernel is there"
+        return entry.backend_kernels()[backend]
+    return lookup(entry.structured_delegate).backend_kernels()[backend]
+
+
+def _split_unstripped(op, backend):
+    entry = lookup(op)
+    sources = ([lookup(entry.structured_delegate)] if entry.structured_delegate else []) + [entry]
+    rows = {
+        key: kernel
+        for s in sources
+        for keys, kernel in s.dispatch.items()
+        for key in keys.split(",")
+    }
+    return rows[backend]  # 'CPU, CUDA'.split(',') gives ' CUDA', never 'CUDA'
+
+
+def _delegate_else_own(op, backend):
+    entry = lookup(op)
+    if entry.structured_delegate:
+        delegated = lookup(entry.structured_delegate).backend_kernels()
+        if backend in delegated:
+            return delegated[backend]
+    return entry.backend_kernels()[backend]
+
+
+def _delegate_row_for(fixed, op, backend):
+    entry = lookup(op)
+    own = entry.backend_kernels()
+    if backend in own or not entry.structured_delegate:
+        return own[backend]
+    return lookup(entry.structured_delegate).backend_kernels()[fixed]
+
+
+def _without_overload(op, backend):
+    entry = lookup(op.split(".")[0])
+    own = entry.backend_kernels()
+    if backend in own or not entry.structured_delegate:
+        return own[backend]
+    return lookup(entry.structured_delegate).backend_kernels()[backend]
+
+
 register(
     Exercise(
         "05.kernel_for",
@@ -310,6 +392,14 @@ register(
             lambda: lambda op, backend: lookup("addcmul.out").backend_kernels()[backend],
             lambda: backend_kernel,
             lambda: lambda op, backend: kernel_entry(op).backend_kernels()[backend],
+            lambda: _own_if_any,
+            lambda: _split_unstripped,
+            lambda: _delegate_else_own,
+            lambda: functools.partial(_delegate_row_for, "CPU"),
+            lambda: functools.partial(_delegate_row_for, "MPS"),
+            lambda: lambda op, backend: f"{op.split('.')[0].rstrip('_')}_out_{backend.lower()}",
+            lambda: lambda op, backend: lookup(op).backend_kernels().get(backend),
+            lambda: _without_overload,
         ),
     )
 )

@@ -165,6 +165,17 @@ MISTAKES = (
         "dispatch mode) takes the call over, and the dispatcher's own walk ends",
     ),
     Mistake(
+        lambda op, t: [k for k in _walk(op, t) if t.requires_grad or "Autograd" not in k],
+        "requires_grad does not change the key set: autograd's key is there for every tensor "
+        "(of a dtype that can have gradients), its kernel runs and checks requires_grad "
+        "itself. Read the keys from active_keys(tensor), not from the tensor's flags",
+    ),
+    Mistake(
+        lambda op, t: [k for k in _walk(op, t) if "Autocast" not in k],
+        "under torch.autocast this thread includes the Autocast key, and an op autocast casts "
+        "(mm) has a kernel there, which runs first. active_keys(tensor) lists it: do not drop it",
+    ),
+    Mistake(
         lambda op, t: _walk(op, t, table=_registered),
         "registered_kernels lists what was registered for this op, under alias keys such as "
         "Autograd[alias] and without fallbacks; computed_table(op) says what each runtime key "
@@ -250,10 +261,33 @@ def _diagnosis(results: list[Run], first: Run) -> Verdict:
 def _unmodelled(yours: Answer, expected: Answer) -> str:
     if yours.error is not None:
         return "your function raised instead of returning the keys"
+    mine, right = yours.value, expected.value
+    if sorted(mine) == sorted(right):
+        return (
+            "the right keys in the wrong order: the highest-priority key runs first, as "
+            "active_keys(tensor) lists them, and each kernel re-dispatches to the next one"
+        )
+    if mine and len(mine) < len(right) and mine == right[: len(mine)]:
+        return (
+            f"your walk stopped at {mine[-1]}, but that kernel does its job and re-dispatches: "
+            "the walk ends only at the tensor's backend key, backend_key(tensor), or at Python"
+        )
     extra = [k for k in yours.value if k not in expected.value]
     if extra:
         return f"{extra} run no kernel on this call"
     return f"some keys are missing: {len(yours.value)} of {len(expected.value)}"
+
+
+def _stopping(stop: Callable[[str, torch.Tensor], bool], op: str, tensor: torch.Tensor):
+    """The walk, ended where `stop(key, tensor)` says (a learner's own end condition)."""
+    table, keys = computed_table(op), []
+    for key in active_keys(tensor):
+        entry = table.get(key)
+        if entry is not None and not entry.fallthrough:
+            keys.append(key)
+            if stop(key, tensor):
+                break
+    return keys
 
 
 def _reference():
@@ -292,6 +326,26 @@ register(
             lambda: lambda op, tensor: _reference()(op, torch.zeros(2, 3)),
             lambda: lambda op, tensor: ["AutogradCPU", "ADInplaceOrView", "CPU"],
             lambda: lambda op, tensor: [step.key for step in call_path(op, tensor)],
+            lambda: functools.partial(_stopping, lambda key, tensor: True),
+            lambda: functools.partial(_stopping, lambda key, tensor: key.endswith("CPU")),
+            lambda: lambda op, tensor: sorted(_reference()(op, tensor)),
+            lambda: lambda op, tensor: set(_reference()(op, tensor)),
+            lambda: lambda op, tensor: [k for k in _reference()(op, tensor) if "Autocast" not in k],
+            lambda: (
+                lambda op, tensor: [
+                    k
+                    for k in _reference()(op, tensor)
+                    if tensor.requires_grad or "Autograd" not in k
+                ]
+            ),
+            lambda: functools.partial(
+                _stopping,
+                lambda key, tensor: (
+                    key == backend_key(tensor)
+                    or (key == "Python" and type(tensor) is not torch.Tensor)
+                ),
+            ),
+            lambda: functools.partial(_stopping, lambda key, tensor: False),
         ),
     )
 )

@@ -24,6 +24,15 @@ CAUSES = {
         "gaps between rows included",  # the fake copies a slice's strides
         "allocates like grad",
         "allocates where its inputs are",
+        "returned a view of its input avg_sq",  # view_as
+        "returned a view of its input avg_sq",  # a[...]
+        "returned a view of its input avg_sq",  # detach shares the memory
+        "beta and (1 - beta) are swapped",
+        "puts grad's term first",  # lerp(grad**2, avg_sq, beta): right values, grad's layout
+        "wrote into its input avg_sq",  # .contiguous() is avg_sq itself when it is contiguous
+        "beta = 0.999 whatever beta is",  # another constant than 0.9
+        "allocate it like avg_sq",  # an explicitly row-major fake
+        "returns torch.float32 for torch.float64",  # .float() in the real kernel
     ),
 }
 

@@ -23,6 +23,14 @@ CAUSES = {
         "never changes with `op`",  # always addcmul.out's row
         "called backend_kernel, the course's own reader",
         "called kernel_entry, the course's own reader",
+        "has no `dispatch:` row for CUDA of its own",  # own table whenever it has one
+        "names several backends",  # 'CPU, CUDA'.split(',') without strip
+        "a row of its own, and that row wins",  # the delegate's row first, the op's as fallback
+        "addcdiv.out's kernel for CPU, not for MPS",  # the delegate's CPU row, whatever backend
+        "addcmul.out's kernel for MPS, not for CPU",  # the delegate's MPS row, whatever backend
+        "not built from the op's and the backend's",  # a name made up, not read
+        "the kernel is in the row of its structured_delegate",  # .get(backend) gives None
+        "has no default overload",  # the overload stripped from the op's name
     ),
 }
 

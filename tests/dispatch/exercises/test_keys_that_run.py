@@ -20,6 +20,14 @@ CAUSES = {
         "keys of a plain CPU tensor whatever the tensor",  # a tensor of its own
         "the same on all",  # the path the notebook printed
         "called call_path, the course's own reader",
+        "your walk stopped at AutogradCPU",  # stops at the first kernel
+        "your walk stopped at AutogradCPU",  # ends at a key ending in "CPU"
+        "the right keys in the wrong order",  # sorted
+        "return a list of key names",  # a set
+        "this thread includes the Autocast key",  # drops Autocast keys
+        "requires_grad does not change the key set",  # autograd only when requires_grad
+        "went on past Python",  # stops at Python only for a tensor subclass, not for a mode
+        "went on past Python",  # never stops
     ),
 }
 
