@@ -22,6 +22,7 @@ import functools
 import inspect
 import secrets
 import textwrap
+import types
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
@@ -39,6 +40,7 @@ from course.mystery.bugs import bug_free_backend, planted_backend, times_fired
 from course.mystery.conditions import CONDITIONS, PATTERNS
 from course.mystery.detours import Detour, Detours
 from course.mystery.effects import EFFECTS
+from course.mystery.fixes import RECIPE, RECIPE_HABITS
 from course.mystery.generate import CaseSpec, generate
 from course.mystery.scenarios import USER_NAMES, Patch, ScenarioReport, run
 from course.mystery.symptoms import Finding, brief, observe, title
@@ -160,6 +162,7 @@ class Case:
         self.seed = found.spec.seed
         self.backend = planted_backend(self._spec.bug)  # your experiments' device: it remembers
         self._judging = False  # True while check_repro runs the learner's function
+        self._ran_model = False  # the repro judged last built or ran the user's model
         if self.seed not in _PROGRESS:
             _PROGRESS[self.seed] = _Progress.of(self.seed)
         self._progress = _PROGRESS[self.seed]
@@ -224,12 +227,14 @@ class Case:
 
     def model(self, device: str | None = None) -> nn.Module:
         """The user's model as their code builds it, on the case's device (or "cpu")."""
+        self._refuse_in_repro()
         device = self._device(device)
         with self.use_device():
             return self._spec.scenario.setup(device)[0]
 
     def optimizer(self, model: nn.Module) -> torch.optim.Optimizer:
         """The optimizer the model trains with (its own recipe)."""
+        self._refuse_in_repro()
         return model.configure_optimizer()
 
     def step(self, model: nn.Module, optimizer: torch.optim.Optimizer) -> float:
@@ -270,6 +275,7 @@ class Case:
 
     def _refuse_in_repro(self) -> None:
         if self._judging:
+            self._ran_model = True
             raise _ScenarioInRepro
 
     def _current_exercise(self) -> str:
@@ -305,13 +311,20 @@ class Case:
 
     def _on(self, backend: emps.Backend, repro: Callable[[], object]) -> object:
         """Call a repro on a backend. Its random numbers come from the learner's own stream,
-        untouched by the check, so each of the runs sees fresh ones."""
+        untouched by the check, so each of the runs sees fresh ones. A forward of the user's
+        model is noted (`_ran_model`) even where the repro catches the refusal."""
+        hook = torch.nn.modules.module.register_module_forward_pre_hook(self._no_model)
         with emps.use_backend(backend):
-            self._judging = True
+            self._judging, self._ran_model = True, False
             try:
                 return repro()
             finally:
                 self._judging = False
+                hook.remove()
+
+    def _no_model(self, module: nn.Module, args: tuple) -> None:
+        if isinstance(module, models.Trainable):
+            self._refuse_in_repro()
 
     def check_culprit(self, op: str, condition: str) -> Verdict:
         """Judge the culprit: an in-place op (see OPS) and a condition (case.conditions())."""
@@ -320,6 +333,9 @@ class Case:
                 f"{NOT_ATTEMPTED}: replace the `...` with your answer, then run the cell."
             )
         progress = self._progress
+        # the journal's count too: a counter reset in this session does not hand out new tries
+        journaled = _Progress.of(self.seed).wrong_culprits
+        progress.wrong_culprits = max(progress.wrong_culprits, journaled)
         if not progress.repro_passed:
             return failed(
                 "first show the bug: case.check_repro(repro) must pass. The culprit is the op "
@@ -436,78 +452,169 @@ def _repro_runs(case: Case) -> list[tuple[str, emps.Backend, bool, str]]:
             "it shows that something breaks, not that this op does: call one op on the device, "
             "with inputs made on the CPU and moved with .to(case.device).",
         ),
-        (
-            "on a device where the same op breaks under another condition",
-            planted_backend(spec.sibling),
-            False,
-            "it shows that the op breaks, not under which condition: give the output the one "
-            "property you suspect, and nothing else unusual.",
+        *(
+            (
+                "on a device where the same op breaks under another condition "
+                f"({sibling.trigger.describe()})",
+                planted_backend(sibling),
+                False,
+                "it shows that the op breaks, not under which condition: your repro meets that "
+                "condition too. Give the output the one property you suspect, and nothing else "
+                "unusual (sizes, dtype, operands, scalars, calls).",
+            )
+            for sibling in spec.siblings
         ),
     ]
 
 
+_TRAINS = (
+    "your repro runs the user's model or trains the scenario: that shows the symptom, not the "
+    "bug, and on the other devices it cannot tell this op from the rest. A minimal repro calls "
+    "one op on one tensor, on the device and on the CPU."
+)
+_NOT_STRUCK = (
+    "on the case's device your repro returned True, but the planted bug never struck while it "
+    "ran: its True does not come from a result the device got wrong (it reads something else: "
+    "the device object, the case, a counter). Compare the op's result on case.device with the "
+    "CPU's, exactly."
+)
+
+
 def _judge_repro(case: Case, repro: Callable[[], object]) -> Verdict:
+    struck = 0  # how often the planted bug struck in the run that must say True
     for where, backend, expected, why in _repro_runs(case):
         try:
             answer = case._on(backend, repro)
         except _ScenarioInRepro:
-            return failed(
-                "your repro trains the scenario: that shows the symptom, not the bug. A minimal "
-                "repro calls one op on one tensor, on the device and on the CPU."
-            )
+            return failed(_TRAINS)
         except Exception as exc:
             return _scaffold(exc) or failed(
                 f"{where} your repro raised {type(exc).__name__}: {exc}"
             )
         value = _as_bool(answer)
+        if case._ran_model:
+            return failed(_TRAINS)
         if value is None:
             return failed(
                 f"{where} your repro returned {answer!r}: return True or False",
                 type(answer).__name__,
                 "bool",
             )
+        if expected:
+            struck = times_fired(backend)
         if value != expected:
             return failed(
                 f"{where} your repro returned {value}: {why}",
                 value,
                 expected,
             )
+    if not struck:
+        return failed(_NOT_STRUCK, "True, the bug never struck", "True, from the bug")
     return passed(
-        "a minimal reproduction: True on this bug; False with no bug and with two other bugs"
+        "a minimal reproduction: True on this bug; False with no bug, with the other ops broken "
+        "the same way, and with this op broken under other conditions"
     )
 
 
 def _judge_fix(case: Case, patch: Patch) -> Verdict:
+    """Train with the patch; where the habit's trigger is in the model (not in its recipe),
+    train it again with the user's own recipe (see fixes.RECIPE_HABITS)."""
     record = guard.pristine()
     before = record.changes()
     if before:
         record.restore(modes=False)
         return _device_patch(before, "before the check")
+    verdict = _trained_with(case, patch, record)
+    if not verdict.passed or case._spec.design.habit in RECIPE_HABITS:
+        return verdict
+    variant = _trained_with(case, _users_recipe(patch), record)
+    if variant.passed or variant.message.startswith(_DEVICE_PATCH):
+        return variant
+    return failed(
+        "your patch trains well with the recipe it sets, but on a hidden variant, the same "
+        "patched model trained with the user's own recipe (their optimizer and its options), "
+        f"it does not: {variant.message.partition(chr(10))[0]} Changing the optimizer or its "
+        "options only routes training around the kernel; what trips it is still in the model, "
+        "for the next call that meets it. Change where that comes from in the user's code.",
+        variant.yours,
+        variant.expected,
+    )
+
+
+def _users_recipe(patch: Patch) -> Patch:
+    """The patch, then the model's recipe and configure_optimizer put back as the user had them."""
+
+    def patched(model: nn.Module) -> nn.Module:
+        recipe = {name: getattr(model, name) for name in RECIPE}
+        model = patch(model)
+        for name, value in recipe.items():
+            setattr(model, name, value)
+        model.configure_optimizer = types.MethodType(models.Trainable.configure_optimizer, model)
+        return model
+
+    return patched
+
+
+def _trained_with(case: Case, patch: Patch, record: guard.Pristine) -> Verdict:
+    """One training run on a fresh planted device: refused if it changed torch or the device
+    (put back) or left the device, else judged against the CPU run."""
     backend = planted_backend(case._spec.bug)
+    device = _device_state(backend)
     detours = Detours()
     try:
         with emps.use_backend(backend):
             report = run(case._spec.scenario, emps.DEVICE, patch, during_steps=detours)
             swapped = emps.current_backend() is not backend
     except CourseError as exc:
-        changed = record.changes()
+        changed = record.changes() + _tampered(device)
         record.restore()
         return _device_patch(changed, "while your patch ran") if changed else failed(str(exc))
     except Exception as exc:
-        changed = record.changes()
+        changed = record.changes() + _tampered(device)
         record.restore()
         if changed:
             return _device_patch(changed, "while your patch ran")
         return _scaffold(exc) or failed(
             f"training with your patch raised {type(exc).__name__}: {exc}"
         )
-    changed = record.changes() + (["the case's backend was swapped for another"] if swapped else [])
+    changed = record.changes() + _tampered(device)
+    changed += ["the case's backend was swapped for another"] if swapped else []
     record.restore()
     if changed:
         return _device_patch(changed, "while your patch ran")
     if detours.found:
         return _detour(detours.found)
     return judge_fix(report, case._found.healthy, times_fired(backend))
+
+
+def _device_state(backend: emps.Backend) -> list[tuple[object, type, dict]]:
+    """The planted device's objects as the check made them: each with its class and fields."""
+    overrides = backend.overrides
+    return [(o, type(o), dict(vars(o))) for o in (backend, overrides, overrides.kernel)]
+
+
+def _tampered(state: list[tuple[object, type, dict]]) -> list[str]:
+    """What a patch changed on the device's own objects (a bug list emptied, a kernel swapped).
+
+    Why: the guard watches modules and classes; these are instances, which a patch reaches
+    through emps.current_backend(). The device is the check's own, made for this run alone,
+    so nothing needs putting back."""
+    found = [
+        f"the device's {kind.__name__} became a {type(o).__name__}"
+        for o, kind, _ in state
+        if type(o) is not kind
+    ]
+    for o, _, fields in state:
+        now = vars(o)
+        found += [
+            f"the device's {type(o).__name__}.{key} was changed"
+            for key in sorted(fields.keys() | now.keys())
+            if now.get(key, _GONE) is not fields.get(key, _GONE)
+        ]
+    return found
+
+
+_GONE = object()
 
 
 def _detour(found: list[Detour]) -> Verdict:
@@ -523,10 +630,13 @@ def _detour(found: list[Detour]) -> Verdict:
     )
 
 
+_DEVICE_PATCH = "a fix changes the user's model, not torch or the device"
+
+
 def _device_patch(changes: list[str], when: str) -> Verdict:
     listed = "; ".join(changes[:4]) + ("; ..." if len(changes) > 4 else "")
     return failed(
-        f"a fix changes the user's model, not torch or the device. {when.capitalize()}: "
+        f"{_DEVICE_PATCH}. {when.capitalize()}: "
         f"{listed}. The check put everything back, so no later experiment inherits it. "
         "Change how the model stores or computes its tensors (its init, a view, a memory "
         "format, an op done in place, the optimizer's options)."

@@ -72,6 +72,18 @@ _FIXES: dict[str, tuple[str, tuple[str, ...]]] = {
     ),
 }
 
+# The model's training recipe: what Trainable.configure_optimizer reads.
+RECIPE = ("optimizer", "lr", "weight_decay", "eps", "foreach", "fused")
+# Habits whose only fix is the recipe (a size or a path that the model cannot lose). Every
+# other habit puts the trigger in how the model stores or computes a tensor, so check_fix also
+# trains the patched model with the user's own recipe: a recipe change that only routes around
+# the kernel leaves the trigger in place for the next call that meets it.
+RECIPE_HABITS = frozenset(
+    habit
+    for habit, (_, body) in _FIXES.items()
+    if any(line.startswith(tuple(f"model.{name}" for name in RECIPE)) for line in body)
+)
+
 
 def reference_fix(design: Design) -> str:
     """The source of `patch(model) -> model` for a design's habit."""

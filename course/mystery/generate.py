@@ -4,8 +4,8 @@
 `KIND_WEIGHTS`), a site of some model family where a habit creates it, the planted op, the
 effect, and the design's sizes, recipe, data and steps (course.mystery.families). It adds what
 the checkers need: a *decoy* device (every other suspect op broken under the same condition,
-so a repro that does not isolate the op fails) and a *sibling* device (the same op broken
-under a neighbouring condition, so a repro that does not isolate the condition fails), the
+so a repro that does not isolate the op fails) and *sibling* devices (the same op broken
+under other conditions, so a repro that does not isolate the condition fails), the
 reference repro and the reference fix (as source).
 
 Note [Most cases need a hypothesis]
@@ -74,7 +74,10 @@ SIBLING = {
     "transposed": "step-sliced",
     "channels-last": "permuted",
     "permuted": "channels-last",
-}  # the neighbouring condition; any other kind's is "transposed"
+}  # the neighbouring layout; any other kind's is "transposed"
+# Sizes a sibling device breaks above: past every reference repro's output (a "large" one has
+# at most 1,040 rows of 64), so only a repro that also tries a huge output meets them.
+SIBLING_BOUNDS = {"large": 1 << 14, "long-dim": 4096}
 
 
 @dataclass(frozen=True)
@@ -100,10 +103,20 @@ class CaseSpec:
         return PlantedBug(others, self.bug.trigger, self.bug.effect)
 
     @property
-    def sibling(self) -> PlantedBug:
-        """The same op broken under a neighbouring condition instead (its writes lost)."""
-        kind = SIBLING.get(self.bug.trigger.kind, "transposed")
-        return PlantedBug(self.bug.families, Trigger(kind), "lost-write")
+    def siblings(self) -> tuple[PlantedBug, ...]:
+        """The same op broken under each of some other conditions instead.
+
+        Why these: the neighbouring layout; every other condition the user's habit could
+        create at this site (the confounds a repro that copies the model's call meets, e.g. a
+        causal mask both broadcast and negative); and a dtype and two sizes, so a repro that
+        sweeps conditions for the op fails wherever the sweep reaches."""
+        kind = self.bug.trigger.kind
+        kinds = [SIBLING.get(kind, "transposed"), *self.site.kinds, "bfloat16", *SIBLING_BOUNDS]
+        unique = [k for i, k in enumerate(kinds) if k != kind and k not in kinds[:i]]
+        return tuple(
+            PlantedBug(self.bug.families, Trigger(k, SIBLING_BOUNDS.get(k, 0)), ALLOWED[k][0])
+            for k in unique
+        )
 
     def repro_function(self) -> Callable[[], bool]:
         """The reference repro, compiled from its source (instructors and tests run it)."""

@@ -84,9 +84,21 @@ def _device_kernel(model):
     return model
 
 
+def _bug_list_emptied(model):
+    emps.current_backend().overrides.kernel._bugs = ()  # an instance: no module or class changes
+    return model
+
+
+def _overrides_swapped(model):
+    object.__setattr__(emps.current_backend(), "overrides", {})  # a frozen dataclass, forced
+    return model
+
+
 @pytest.mark.parametrize(
     "patch, names",
     [
+        (_bug_list_emptied, "PlantedKernel._bugs was changed"),
+        (_overrides_swapped, "Backend.overrides was changed"),
         (_tensor_method, "torch.Tensor.addcdiv_"),
         (_torch_function, "torch.nn.functional.linear"),
         (_library, "torch.library registered a kernel"),
@@ -174,6 +186,29 @@ def test_the_op_under_test_run_on_the_cpu_inside_forward_is_refused():
     assert not verdict.passed and "takes the compute off the device" in verdict.message
 
 
+def _fused(model):  # the notebook's printed fix, copied into another case
+    model.fused = True
+    return model
+
+
+def _sgd(model):
+    model.configure_optimizer = lambda: torch.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
+    return model
+
+
+@pytest.mark.parametrize("patch", [_fused, _sgd])
+def test_a_recipe_change_that_routes_around_a_stored_trigger_fails_with_the_users_recipe(
+    cases, patch
+):
+    """Case 14's weight is imported transposed: another optimizer path trains, but the weight
+    still trips the kernel. Case 28's trigger is a size no fix can remove: there the recipe is
+    the fix."""
+    verdict = cases[14].check_fix(patch)
+    assert not verdict.passed and "hidden variant" in verdict.message
+    assert "user's own recipe" in verdict.message and "still met its condition" in verdict.message
+    assert cases[28]._spec.design.habit == "vocab" and cases[28].check_fix(_fused).passed
+
+
 def test_weights_trained_elsewhere_are_refused(cases):
     def borrowed(model):
         with torch.no_grad():
@@ -255,6 +290,17 @@ def test_a_restarted_kernel_keeps_the_passing_repro_and_the_tries_used(monkeypat
     monkeypatch.setattr(case_module, "_PROGRESS", {})
     other_seed = untrained_case(spec_for("transposed"))  # tries are counted per case
     assert other_seed._progress.wrong_culprits == 0 and not other_seed._progress.repro_passed
+
+
+def test_a_counter_reset_in_the_session_hands_out_no_new_tries():
+    case = _unlocked("large")
+    op = case._spec.bug.op
+    other = "mul_" if op != "mul_" else "add_"
+    for condition in ("long-dim", "transposed", "unaligned"):
+        case.check_culprit(other, condition)
+    case._progress.wrong_culprits = 0  # what a learner finds with vars(case._progress)
+    stopped = case.check_culprit(op, "large")
+    assert not stopped.passed and f"{TRIES} answers" in stopped.message
 
 
 def test_checks_are_journaled_and_carry_the_hint_line_until_a_hint_is_seen():

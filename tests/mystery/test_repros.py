@@ -77,3 +77,85 @@ def test_odd_repros_get_clear_verdicts(cases):
     assert "return True or False" in case.check_repro(lambda: "yes").message
     assert "raised ZeroDivisionError" in case.check_repro(lambda: 1 / 0).message
     assert "not attempted yet" in case.check_repro(...).message
+
+
+def _copies_the_models_call():
+    """The causal mask as the model applies it: one row broadcast over the scores, and -5."""
+    values = torch.randn(6, 8) + 2
+    mask = torch.rand(8) < 0.5
+    expected = values.clone().masked_fill_(mask, -5.0)
+    out = values.to(DEVICE)
+    out.masked_fill_(mask.to(DEVICE), -5.0)
+    return not torch.equal(out.cpu(), expected)
+
+
+def test_a_repro_that_copies_the_models_call_meets_the_sites_other_condition_and_fails(cases):
+    case = cases["negative-scalar"]
+    assert (case._spec.design.habit, case._spec.bug.op) == ("causal-mask", "masked_fill_")
+    verdict = case.check_repro(_copies_the_models_call)
+    assert "same op breaks under another condition (an input of another shape" in verdict.message
+    assert "nothing else unusual" in verdict.message
+
+
+def test_a_repro_that_sweeps_the_op_over_sizes_and_dtypes_fails(cases):
+    spec = cases["tiny-scalar"]._spec
+    names = {"laid_out": laid_out, "DEVICE": DEVICE}
+    mine = spec.repro_function()
+    huge = compiled(spec.repro.replace("(6, 8)", "(200, 100)"), "a huge output", names)["repro"]
+    half = spec.repro.replace("torch.zeros(6, 8)", "torch.zeros(6, 8, dtype=torch.bfloat16)")
+    in_bf16 = compiled(half, "a bfloat16 output", names)["repro"]
+    for sweep, said in ((huge, "more than 16384 elements"), (in_bf16, "dtype bfloat16")):
+        verdict = cases["tiny-scalar"].check_repro(lambda s=sweep: mine() or s())
+        assert (
+            "same op breaks under another condition" in verdict.message and said in verdict.message
+        )
+
+
+def test_a_repro_that_reads_the_device_instead_of_a_result_fails(cases):
+    case = cases["large"]
+    planted = case.backend.overrides.kernel._bugs  # what a learner finds with dir()
+
+    def sniff():
+        return (
+            getattr(getattr(emps.current_backend().overrides, "kernel", None), "_bugs", ())
+            == planted
+        )
+
+    verdict = case.check_repro(sniff)
+    assert not verdict.passed and "the planted bug never struck" in verdict.message
+
+
+@pytest.mark.parametrize("kind", ["tiny-scalar", "broadcast-input", "aliased-input"])
+def test_a_repro_that_trains_the_users_model_by_hand_is_refused(cases, kind):
+    """Where no other op meets the condition in training, the decoy device cannot catch it."""
+    case = cases[kind]
+    scenario = case._spec.scenario
+    model, data = scenario.setup(DEVICE)  # built before the check, outside the repro
+    reference = scenario.setup("cpu")[0]
+
+    def by_hand():
+        for net in (model, reference):
+            device = next(net.parameters()).device
+            optimizer = net.configure_optimizer()
+            for _ in range(3):
+                optimizer.zero_grad()
+                scenario.loss(net, data.x.to(device), data.y.to(device)).backward()
+                optimizer.step()
+        pairs = zip(model.parameters(), reference.parameters(), strict=True)
+        return any(not torch.equal(a.detach().cpu(), b.detach()) for a, b in pairs)
+
+    verdict = case.check_repro(by_hand)
+    assert not verdict.passed and "runs the user's model" in verdict.message
+
+
+def test_a_repro_that_builds_the_model_and_swallows_the_refusal_is_refused(cases):
+    case = cases["tiny-scalar"]
+
+    def swallowed():
+        try:
+            case.model()
+        except Exception:
+            return True
+        return False
+
+    assert "runs the user's model" in case.check_repro(swallowed).message
