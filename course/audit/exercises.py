@@ -15,9 +15,10 @@ import torch
 from course import emps
 from course.audit.core import LAYOUTS, audit
 from course.audit.judge import BUGS, AuditResult, ks_distance
+from course.audit.report import flagged_ops, summary
 from course.emps.mps_kernels import KernelCall, gather_compute_scatter
 from course.emps.profiles import RANDOM_FAMILIES
-from course.exercises import Exercise, Prediction, Verdict, failed, passed, register
+from course.exercises import Exercise, Prediction, Verdict, failed, passed, ready_made, register
 from course.exercises import register_prediction as register_choice
 
 # --- 08.verdict ----------------------------------------------------------------------------------
@@ -50,6 +51,9 @@ def _verdict_cases() -> dict[str, VerdictCase]:
     all_but_last = doubled.clone()
     all_but_last[-1, -1] = values[-1, -1]
     ints = torch.arange(1, 13).reshape(3, 4).T
+    tiny = values * 1e-4  # Adam's exp_avg_sq is this small: an absolute tolerance sees nothing
+    one_written = values.clone()
+    one_written[0, 0] = doubled[0, 0]
     kept = "every element still holds exactly what it held before: nothing was written"
     return {
         "an output the op never wrote": VerdictCase(
@@ -147,6 +151,64 @@ def _verdict_cases() -> dict[str, VerdictCase]:
         "an integer output the op never wrote": VerdictCase(
             ints, ints.clone(), ints * 2, "silent-no-write", f"{kept} (an int64 output)"
         ),
+        "a NaN-poisoned output never written, whose right answer is all zeros": VerdictCase(
+            poison,
+            poison.clone(),
+            torch.zeros_like(poison),
+            "silent-no-write",
+            f"{kept}: the NaN poison is still there. Turning NaN into 0 before comparing "
+            "(nan_to_num) makes the poison look like the right answer wherever that is 0",
+        ),
+        "zeros (a fresh exp_avg_sq) overwritten with NaN garbage": VerdictCase(
+            torch.zeros_like(values),
+            torch.full_like(values, float("nan")),
+            doubled,
+            "wrong-values",
+            "NaN was written over zeros: a write, not an unchanged output. Turning NaN into 0 "
+            "before comparing (nan_to_num) makes it look unchanged",
+        ),
+        "an output of tiny values (about 1e-4), each 40% off": VerdictCase(
+            tiny,
+            tiny * 2 * 0.6,
+            tiny * 2,
+            "wrong-values",
+            "every element is 40% off, but the values are about 1e-4: an absolute tolerance "
+            "such as atol=1e-3 calls any two of them equal (allclose's default atol is 1e-8)",
+        ),
+        "an output 0.2% off everywhere": VerdictCase(
+            values,
+            doubled * 1.002,
+            doubled,
+            "wrong-values",
+            "every element is 0.2% off: a correct float32 kernel differs from expected by "
+            "rounding, about 1e-7 relative, so a tolerance that lets 0.2% pass hides a wrong "
+            "kernel (allclose's default rtol is 1e-5)",
+        ),
+        "an output one rounding step from its old values": VerdictCase(
+            values,
+            torch.nextafter(values, torch.tensor(float("inf"))),
+            doubled,
+            "wrong-values",
+            "every element differs from its old value in the last bit: something was written "
+            "(a tiny wrong update), so it is not silent-no-write. 'Unchanged' means exactly "
+            "unchanged: compare with before bit for bit, no tolerance",
+        ),
+        "an output holding its old values in other places": VerdictCase(
+            values,
+            values.flatten().flip(0).reshape(4, 3),
+            doubled,
+            "wrong-values",
+            "the old values, moved to other places: a write happened. Sums, means and sorted "
+            "values of before cannot see that, compare element by element",
+        ),
+        "an output where a single element was written": VerdictCase(
+            values,
+            one_written,
+            doubled,
+            "wrong-values",
+            "one element changed: 'almost every element kept its value' is not 'nothing was "
+            "written'; silent-no-write means not one element changed",
+        ),
     }
 
 
@@ -197,6 +259,9 @@ def _judge_with(same: str = "allclose", kept: str = "nan-aware"):
         ),
         "first row": lambda a, e: torch.allclose(a[0], e[0], equal_nan=True),
         "exact": lambda a, e: torch.equal(a.nan_to_num(0.5), e.nan_to_num(0.5)),
+        "NaN as 0": lambda a, e: torch.allclose(a.nan_to_num(), e.nan_to_num()),
+        "atol 1e-3": lambda a, e: torch.allclose(a, e, atol=1e-3, equal_nan=True),
+        "1%": lambda a, e: torch.allclose(a, e, rtol=0.01, equal_nan=True),
     }
     unchanged = {
         "nan-aware": lambda a, b: ((a == b) | (a.isnan() & b.isnan())).all(),
@@ -204,6 +269,12 @@ def _judge_with(same: str = "allclose", kept: str = "nan-aware"):
         "any": lambda a, b: ((a == b) | (a.isnan() & b.isnan())).any(),
         "NaN counts as old": lambda a, b: ((a == b) | a.isnan()).all(),
         "zeros": lambda a, b: not a.any(),
+        "NaN as 0": lambda a, b: torch.equal(a.nan_to_num(), b.nan_to_num()),
+        "allclose": lambda a, b: torch.allclose(a, b, equal_nan=True),
+        "same sum": lambda a, b: (
+            bool(a.nansum() == b.nansum()) and torch.equal(a.isnan(), b.isnan())
+        ),
+        "90%": lambda a, b: ((a == b) | (a.isnan() & b.isnan())).double().mean() > 0.9,
     }
 
     def verdict(before, after, expected):
@@ -241,6 +312,13 @@ register(
             lambda: _judge_with(same="first row"),
             lambda: _judge_with(kept="NaN counts as old"),
             lambda: _judge_with(same="exact"),
+            lambda: _judge_with(same="NaN as 0"),
+            lambda: _judge_with(kept="NaN as 0"),
+            lambda: _judge_with(same="atol 1e-3"),
+            lambda: _judge_with(same="1%"),
+            lambda: _judge_with(kept="allclose"),
+            lambda: _judge_with(kept="same sum"),
+            lambda: _judge_with(kept="90%"),
         ),
     )
 )
@@ -332,6 +410,13 @@ def _lost_writes_problem(label: str, yours: set, log: emps.Recorder) -> str:
             "that is what the default profile (2.2.1) loses: pass backend=backend to audit, "
             "or it audits its default"
         )
+    ran = {event.op.split(".")[0] for event in log.events}
+    unrun = sorted(_lost_on(label) - yours - ran)
+    if unrun:
+        return (
+            f"your audit never ran {', '.join(unrun[:3])}, which loses its writes here: audit "
+            "every op (no ops= list), in a dtype every op supports (float32)"
+        )
     verdicts = {r.op.split(".")[0]: r.verdict for r in _audited(label)}
     extra = sorted(yours - _lost_on(label))
     if extra:
@@ -344,12 +429,26 @@ def _lost_writes_problem(label: str, yours: set, log: emps.Recorder) -> str:
     return f"{why}. {missing} op(s) that lose writes here are missing from your set"
 
 
+# The report's helpers that already pick the lost writes out of the results
+_VERDICT_FILTERS = {
+    "summary(...)['flagged']": summary,
+    "flagged_ops": flagged_ops,
+    "result.flagged": AuditResult.flagged.fget,
+}
+
+
 def _check_lost_writes(fn) -> Verdict:
     if not callable(fn):
         return failed("pass your function lost_writes(backend), not its result", repr(fn))
     for label, (backend, _) in _backends().items():
-        with emps.record() as log:
+        with emps.record() as log, ready_made(_VERDICT_FILTERS) as borrowed:
             answer = fn(backend)
+        if borrowed:
+            return failed(
+                f"on {label} your function used the auditor's own filter ({borrowed[0]}): "
+                "which verdicts are lost writes is what this exercise asks. Decide it yourself "
+                "from each result's r.verdict"
+            )
         if isinstance(answer, str) or not isinstance(answer, (set, frozenset, list, tuple)):
             return failed(
                 f"on {label} lost_writes returned {type(answer).__name__} {answer!r}: return "
@@ -379,18 +478,30 @@ def _reference_lost_writes():
     return lost_writes
 
 
+STORY_OPS = ("addcmul_", "addcdiv_", *(f"{family}_" for family in RANDOM_FAMILIES))
+
+
 def _lost_writes_with(
     layout: str = "transposed",
     bugs: tuple[str, ...] = BUGS,
     overloads: bool = False,
     device: str = "emulated",
     given: bool = True,
+    dtype: str = "float32",
+    ops: tuple[str, ...] | None = None,
+    borrow: str = "",
 ):
-    """The reference with one slip: the layout, which verdicts count, the names, the backend."""
+    """The reference with one slip: the layout, dtype or ops audited, which verdicts count, the
+    names, the backend, or the report's own filter (`borrow`) in place of the verdicts."""
 
     def lost_writes(backend):
         target = {"backend": backend} if given else {}
-        results = audit(device, layouts=layout, dtypes="float32", **target)
+        chosen = {"ops": list(ops)} if ops else {}
+        results = audit(device, layouts=layout, dtypes=dtype, **target, **chosen)
+        if borrow == "summary":
+            return set(summary(results)["flagged"])
+        if borrow == "flagged":
+            return {r.op.split(".")[0] for r in results if r.flagged}
         return {r.op if overloads else r.op.split(".")[0] for r in results if r.verdict in bugs}
 
     return lost_writes
@@ -424,6 +535,11 @@ register(
             lambda: _lost_writes_with(layout="storage-offset"),
             lambda: _lost_writes_with(given=False),
             lambda: _lost_writes_with(device="cpu", given=False),
+            lambda: _lost_writes_with(dtype="int64"),
+            lambda: _lost_writes_with(ops=STORY_OPS),
+            lambda: _lost_writes_with(borrow="summary"),
+            lambda: _lost_writes_with(borrow="flagged"),
+            lambda: _lost_writes_with(layout="expanded"),
         ),
     )
 )
@@ -516,6 +632,11 @@ def _random_cases() -> dict[str, VerdictCase]:
     )
     one_left = normal.clone()
     one_left[-1, -1] = float("nan")
+    int_one_left = draw["int, transposed"].clone()
+    int_one_left[-1, -1] = int_poison[-1, -1]
+    int32_poison = torch.full(RANDOM_SHAPE, torch.iinfo(torch.int32).min, dtype=torch.int32)
+    first_row = torch.where(torch.arange(RANDOM_SHAPE[0])[:, None] == 0, normal, poison)
+    coin = torch.where(normal < 0, -1.0, 1.0)  # mean 0 and spread 1, like the sample, yet ±1
     poisoned = "still holds the poison it held before the call"
     return {
         "a normal_ output never written (NaN poison)": VerdictCase(
@@ -540,8 +661,9 @@ def _random_cases() -> dict[str, VerdictCase]:
             draw["uniform, transposed"],
             draw["uniform"],
             "ok",
-            "every element written, same distribution as the sample: a uniform one, so mean 0 "
-            "and standard deviation 1 are not what to test",
+            "every element written, same distribution as `sample`: a uniform one, so a test "
+            "against the normal law (mean 0 and standard deviation 1, or a normal draw of "
+            "your own) is not the test: compare with sample",
         ),
         "exponential_ drawn correctly into a transposed output": VerdictCase(
             poison,
@@ -605,8 +727,43 @@ def _random_cases() -> dict[str, VerdictCase]:
             normal * 0.3,
             sample,
             "wrong-values",
-            "the mean matches, the spread does not (KS about 0.27): compare the whole "
-            "distribution, not its mean",
+            "the mean matches, the spread does not (KS about 0.27, well above the prompt's "
+            "0.1): compare the whole distribution, not its mean, and keep the threshold at 0.1",
+        ),
+        "an int32 random_ output never written": VerdictCase(
+            int32_poison,
+            int32_poison.clone(),
+            draw["int"].to(torch.int32),
+            "silent-no-write",
+            f"every element {poisoned}: for int32 that is -2**31, not int64's smallest value, "
+            "so compare after with before rather than with a number of your own",
+        ),
+        "an int64 random_ output written except its last element": VerdictCase(
+            int_poison,
+            int_one_left,
+            draw["int"],
+            "wrong-values",
+            "one element still holds the poison, the smallest int64: an integer has no NaN, so "
+            "look for unwritten elements by comparing after with before, not with isnan",
+        ),
+        "a normal_ output written in its first row only": VerdictCase(
+            poison,
+            first_row,
+            sample,
+            "wrong-values",
+            {
+                "silent-no-write": "one row was written and the rest still hold the poison: "
+                "'silent-no-write' means not one element was written, however few were",
+                "ok": "only one row was written: 'ok' needs every element written",
+            },
+        ),
+        "a normal_ output of only -1 and 1 (the right mean and spread)": VerdictCase(
+            poison,
+            coin,
+            sample,
+            "wrong-values",
+            "mean 0 and standard deviation 1, like the sample, but only two values (KS about "
+            "0.34): a mean and a spread are not a distribution, compare the whole of it (KS)",
         ),
     }
 
@@ -632,12 +789,20 @@ def _reference_random_verdict():
     return random_verdict
 
 
+def _own() -> torch.Generator:
+    """A learner's own generator, for a judge that draws its own sample."""
+    return torch.Generator().manual_seed(0)
+
+
 def _random_judge_with(compare: str = "ks 0.1", unwritten: str = "nan-aware", partial=True):
     """The reference with one shortcut: how values are compared, or how unwritten is seen."""
     kept = {
         "nan-aware": lambda a, b: (a == b) | (a.isnan() & b.isnan()),
         "==": lambda a, b: a == b,
         "isnan": lambda a, b: a.isnan(),
+        "int64 minimum": lambda a, b: (
+            a.isnan() if a.is_floating_point() else a == torch.iinfo(torch.int64).min
+        ),
     }
 
     def ks(a, s):
@@ -653,6 +818,12 @@ def _random_judge_with(compare: str = "ks 0.1", unwritten: str = "nan-aware", pa
         "standard normal": lambda a, s: (
             abs(a.double().mean()) < 0.1 and abs(a.double().std() - 1) < 0.1
         ),
+        "mean and std": lambda a, s: (
+            abs(a.double().mean() - s.double().mean()) < 0.1
+            and abs(a.double().std() - s.double().std()) < 0.1
+        ),
+        "ks 0.3": lambda a, s: ks(a, s) < 0.3,
+        "own normal draw": lambda a, s: ks(a, torch.randn(s.shape, generator=_own())) < 0.1,
     }
 
     def random_verdict(before, after, sample):
@@ -661,7 +832,11 @@ def _random_judge_with(compare: str = "ks 0.1", unwritten: str = "nan-aware", pa
             return "silent-no-write"
         if partial == "any" and left.any():
             return "silent-no-write"
-        if partial is True and left.any():
+        if partial == "majority" and left.double().mean() > 0.5:
+            return "silent-no-write"
+        if partial == "isnan" and after.isnan().any():
+            return "wrong-values"
+        if partial in (True, "majority") and left.any():
             return "wrong-values"
         values = after[~left] if left.any() else after
         return "ok" if same[compare](values, sample) else "wrong-values"
@@ -692,6 +867,12 @@ register(
             lambda: _random_judge_with(compare="mean"),
             lambda: _random_judge_with(compare="ks 0.5"),
             lambda: _random_judge_with(compare="standard normal"),
+            lambda: _random_judge_with(unwritten="int64 minimum"),
+            lambda: _random_judge_with(partial="isnan"),
+            lambda: _random_judge_with(partial="majority"),
+            lambda: _random_judge_with(compare="mean and std"),
+            lambda: _random_judge_with(compare="ks 0.3"),
+            lambda: _random_judge_with(compare="own normal draw"),
         ),
     )
 )

@@ -22,6 +22,13 @@ VERDICT_CAUSES = (
     "comparing one element or the first rows",  # first row compared
     "NaN was written over numbers",  # NaN garbage taken for unchanged
     "not exact equality",  # bitwise comparison with another kernel's answer
+    "(nan_to_num) makes the poison look like the right answer",  # NaN -> 0, then allclose
+    "(nan_to_num) makes it look unchanged",  # NaN -> 0, then unchanged
+    "an absolute tolerance such as atol=1e-3",  # atol=1e-3
+    "a tolerance that lets 0.2% pass",  # 1% relative
+    "compare with before bit for bit",  # allclose(after, before) for unchanged
+    "Sums, means and sorted values of before",  # sums compared for unchanged
+    "silent-no-write means not one element changed",  # 90% unchanged taken for unchanged
 )
 RANDOM_CAUSES = (
     "pytorch#166856",  # exact values compared with the sample
@@ -34,6 +41,12 @@ RANDOM_CAUSES = (
     "not its mean",  # means compared
     "too loose",  # KS threshold 0.5
     "mean 0 and standard deviation 1",  # a test for the standard normal only
+    "not int64's smallest value",  # the poison hard-coded as int64's minimum
+    "not with isnan",  # partial writes found with isnan only
+    "however few were",  # mostly unwritten called silent-no-write
+    "a mean and a spread are not a distribution",  # mean and std compared
+    "keep the threshold at 0.1",  # KS threshold 0.3
+    "or a normal draw of your own",  # KS against a normal draw, not the sample
 )
 LOST_WRITES_CAUSES = (
     "written down",  # the 2.4 set, as printed in the notebook
@@ -46,6 +59,11 @@ LOST_WRITES_CAUSES = (
     "every output your audit wrote was contiguous",  # storage-offset layout: contiguous too
     "default profile (2.2.1)",  # backend not passed to audit
     "nothing ran on the emulated device",  # audited the CPU
+    "never ran aten::addcdiv_",  # int64: addcdiv_ has no integer kernel
+    "never ran aten::lerp_",  # only the story's ops audited
+    "summary(...)['flagged']",  # the report's summary
+    "result.flagged",  # each result's flagged property
+    "every output your audit wrote was contiguous",  # expanded: only inputs are strided
 )
 
 

@@ -47,6 +47,13 @@ extern "C" void my_addcmul_(View out, View a, View b, const int64_t* sizes, int6
   }
 }
 """
+# After the learner's source: the signature the checker calls through ctypes. A definition that
+# differs (`double value`, `int ndim`) would still compile and then read garbage arguments;
+# with this declaration it is a compile error instead.
+SIGNATURE = (
+    'extern "C" void my_addcmul_(View out, View a, View b, const int64_t* sizes, int64_t ndim, '
+    "float value)"
+)
 MAX_SOURCE = 20_000  # characters: a kernel, not a library
 COMPILE_TIMEOUT_S = 60
 RUN_TIMEOUT_S = 120
@@ -84,13 +91,14 @@ def compile_kernel(source: str) -> Path:
             "skipped: no C++ compiler on this machine (g++ or clang++), so your kernel cannot be "
             "built here; the rest of the notebook runs without it"
         )
-    digest = hashlib.sha256(source.encode()).hexdigest()[:16]
+    unit = f"{PRELUDE}{source}\n{SIGNATURE};\n"  # what is compiled: the cache key too
+    digest = hashlib.sha256(unit.encode()).hexdigest()[:16]
     library = library_dir() / f"{ENTRY}{digest}.so"
     if library.exists():
         return library
     library.parent.mkdir(parents=True, exist_ok=True)
     cpp = library.with_suffix(".cpp")
-    cpp.write_text(PRELUDE + source)
+    cpp.write_text(unit)
     command = [status.compiler, "-O2", "-std=c++17", "-shared", "-fPIC", str(cpp), "-o"]
     try:
         done = subprocess.run(
@@ -98,6 +106,11 @@ def compile_kernel(source: str) -> Path:
         )
     except subprocess.TimeoutExpired:
         raise CompileError(f"compiling took more than {COMPILE_TIMEOUT_S} s") from None
+    if "conflicting declaration" in done.stderr:
+        raise CompileError(
+            f"keep the skeleton's signature, {SIGNATURE}: the checker calls your kernel with "
+            "exactly these types, and a kernel declared with others would read garbage"
+        )
     if done.returncode != 0:
         raise CompileError("your kernel does not compile:\n" + _first_errors(done.stderr, cpp))
     return library
@@ -119,20 +132,51 @@ def _first_errors(stderr: str, cpp: Path, lines: int = 8) -> str:
 
 # ---- the variants (run in the child process) ---------------------------------------------------
 
-VARIANTS: tuple[tuple[str, tuple[int, ...], str, str, float], ...] = (
-    # (label, shape, output layout, input layout, value): layouts from course.layout.named
-    ("a contiguous output", (4, 6), "contiguous", "contiguous", 0.5),
-    ("a transposed output", (4, 6), "transposed", "contiguous", 0.5),
-    ("a step-sliced output", (4, 6), "step-sliced", "contiguous", 0.5),
-    ("an output with a storage offset", (4, 6), "storage-offset", "contiguous", 0.5),
-    ("a permuted 3-d output", (2, 3, 4), "permuted", "contiguous", 0.5),
-    ("a 4-d output stored transposed", (2, 3, 2, 3), "transposed", "contiguous", 0.5),
-    ("a 1-d step-sliced output", (9,), "step-sliced", "contiguous", 0.5),
-    ("a contiguous output and transposed inputs", (5, 3), "contiguous", "transposed", 0.5),
-    ("inputs with a storage offset", (4, 6), "contiguous", "storage-offset", 0.5),
-    ("a transposed output and step-sliced inputs", (3, 5), "transposed", "step-sliced", 0.5),
-    ("an expanded (stride 0) input", (4, 6), "contiguous", "expanded", 0.5),
-    ("a transposed output with value=-1.5", (3, 4), "transposed", "contiguous", -1.5),
+VARIANTS: tuple[tuple[str, tuple[int, ...], str, str, str, float], ...] = (
+    # (label, shape, layout of out, of a, of b, value): layouts from course.layout.named;
+    # a and b differ in one, so a kernel that reads b through a's strides or offset fails
+    ("a contiguous output", (4, 6), "contiguous", "contiguous", "contiguous", 0.5),
+    ("a transposed output", (4, 6), "transposed", "contiguous", "contiguous", 0.5),
+    ("a step-sliced output", (4, 6), "step-sliced", "contiguous", "contiguous", 0.5),
+    ("an output with a storage offset", (4, 6), "storage-offset", "contiguous", "contiguous", 0.5),
+    ("a permuted 3-d output", (2, 3, 4), "permuted", "contiguous", "contiguous", 0.5),
+    ("a 4-d output stored transposed", (2, 3, 2, 3), "transposed", "contiguous", "contiguous", 0.5),
+    ("a 1-d step-sliced output", (9,), "step-sliced", "contiguous", "contiguous", 0.5),
+    (
+        "a contiguous output and transposed inputs",
+        (5, 3),
+        "contiguous",
+        "transposed",
+        "transposed",
+        0.5,
+    ),
+    ("inputs with a storage offset", (4, 6), "contiguous", "storage-offset", "storage-offset", 0.5),
+    (
+        "a transposed output and step-sliced inputs",
+        (3, 5),
+        "transposed",
+        "step-sliced",
+        "step-sliced",
+        0.5,
+    ),
+    ("an expanded (stride 0) input", (4, 6), "contiguous", "expanded", "expanded", 0.5),
+    (
+        "a transposed a and a b with a storage offset",
+        (4, 6),
+        "contiguous",
+        "transposed",
+        "storage-offset",
+        0.5,
+    ),
+    (
+        "a 5-d output stored transposed",
+        (2, 1, 3, 2, 2),
+        "transposed",
+        "step-sliced",
+        "step-sliced",
+        0.5,
+    ),
+    ("a transposed output with value=-1.5", (3, 4), "transposed", "contiguous", "contiguous", -1.5),
 )
 VALUE = 0.5  # the value of most variants: a kernel that hard-codes it fails the last one
 
@@ -179,14 +223,13 @@ def _guarded(values, layout: str) -> Guarded:
     return Guarded(buffer, tensor, offset)
 
 
-def run_variant(function, shape, out_layout: str, in_layout: str, value: float) -> dict:
-    """Run the learner's kernel on one variant; what happened, as a JSON-able dict."""
+def run_variant(function, shape, layouts: tuple[str, str, str], value: float) -> dict:
+    """Run the learner's kernel on one variant (layouts of out, a, b); what happened, as a
+    JSON-able dict."""
     import torch
 
     gen = torch.Generator().manual_seed(sum(shape))
-    values = [torch.randn(shape, generator=gen) for _ in range(3)]
-    out = _guarded(values[0], out_layout)
-    a, b = (_guarded(v, in_layout) for v in values[1:])
+    out, a, b = (_guarded(torch.randn(shape, generator=gen), layout) for layout in layouts)
     expected = torch.addcmul(out.tensor, a.tensor, b.tensor, value=value)
     before = [out.tensor.clone(), a.buffer.clone(), b.buffer.clone()]
     keep: list = []
@@ -218,7 +261,17 @@ def _diagnosis(result, before, a, b, value: float) -> str:
     from course.kernels.cpp.harness import naive_model
 
     if torch.equal(result, before):
-        return "left the output unchanged"
+        return (
+            "left the output unchanged: whatever it computed never reached out's storage (a "
+            "result written into a temporary must be copied back, the Placeholder's bug)"
+        )
+    kept, expected = result == before, torch.addcmul(before, a, b, value=value)
+    if torch.allclose(result[~kept], expected[~kept], atol=1e-5):
+        return (
+            f"left {int(kept.sum())} of {result.numel()} elements of out unchanged and got the "
+            "others right: your loop does not reach every index of every dim (sizes[0] to "
+            "sizes[ndim - 1], however many dims there are)"
+        )
     mistakes = [
         (
             value != VALUE,
@@ -245,6 +298,30 @@ def _diagnosis(result, before, a, b, value: float) -> str:
     for applies, model, problem in mistakes:
         if applies and torch.allclose(result, model(), atol=1e-5):
             return problem
+    return _value_used(result, before, a, b, value) or _moved(result, expected)
+
+
+def _value_used(result, before, a, b, value: float) -> str | None:
+    """A kernel right but for its scale: the value it used in place of `value`, if it is one."""
+    import torch
+
+    product, added = (a * b).flatten(), (result - before).flatten()
+    used = float(added @ product / (product @ product))
+    if abs(used - value) > 1e-3 and torch.allclose(added, used * product, atol=1e-4):
+        return f"used value {used:.3g}, not the `value` passed in ({value})"
+    return None
+
+
+def _moved(result, expected) -> str:
+    """Right values in the wrong elements (a write address that ignores out's layout), or not."""
+    import torch
+
+    ordered = (t.flatten().sort().values for t in (result, expected))
+    if torch.allclose(*ordered, atol=1e-5):
+        return (
+            "wrote the right values into the wrong elements of out: the address each result "
+            "is written to must follow out's own strides and offset"
+        )
     return "wrote wrong values"
 
 
@@ -264,9 +341,9 @@ def main(library: str) -> int:
         ctypes.c_int64,
         ctypes.c_float,
     ]
-    for label, shape, out_layout, in_layout, value in VARIANTS:
+    for label, shape, *layouts, value in VARIANTS:
         print(json.dumps({"start": label}), flush=True)
-        result = run_variant(function, shape, out_layout, in_layout, value)
+        result = run_variant(function, shape, tuple(layouts), value)
         print(json.dumps({"variant": label, **result}), flush=True)
         if not result["ok"]:
             break

@@ -25,6 +25,7 @@ from course.exercises import (
     Verdict,
     failed,
     is_scaffold,
+    not_attempted,
     passed,
     register,
     register_prediction,
@@ -84,11 +85,16 @@ def _in_a_notebook() -> bool:
 
 def _grid(answer) -> list[list[float]] | Verdict:
     """The answer as 2 rows of 3 floats, or the verdict that says why it is not one."""
-    if isinstance(answer, torch.Tensor) and answer.stride() == scramble_case()[0].stride():
+    if (
+        isinstance(answer, torch.Tensor)
+        and answer.stride() == scramble_case()[0].stride()
+        and answer.tolist() == _naive_result()
+    ):
         return failed(
-            "that tensor has out's strides: it was computed by the course's code (naive_model or "
-            "the compiled kernel), not predicted. Work it out on paper: for each memory slot i, "
-            "which cell out[r][c] sits there?",
+            "that tensor has out's strides and the naive kernel's values: it was computed by "
+            "the course's code (naive_model or the compiled kernel) or by a view laid out like "
+            "out, not predicted. Work it out on paper: for each memory slot i, which cell "
+            "out[r][c] sits there?",
             f"a tensor with stride {answer.stride()}",
             "your own nested list",
         )
@@ -148,6 +154,13 @@ def _judged(yours: list[list[float]]) -> Verdict:
     for grid, cause in _known_mistakes():
         if yours == grid:
             return failed(cause, yours, "the naive kernel's result")
+    if sorted(sum(yours, [])) != sorted(sum(expected, [])):
+        return failed(
+            "out starts at zeros and t2 is ones, so the naive kernel writes t1's six values, "
+            "0.0 to 5.0, each exactly once, only in other cells; yours are not those six",
+            sorted(sum(yours, [])),
+            "0.0 to 5.0, each once, in some arrangement",
+        )
     right = [
         [v if v == e else "?" for v, e in zip(r, er, strict=True)]
         for r, er in zip(yours, expected, strict=True)
@@ -186,6 +199,9 @@ register(
             lambda: [[0.0, 0.0, 0.0], [0.0, 0.0, 0.0]],
             lambda: naive_model(*scramble_case()),
             lambda: [[5.0, 4.0, 3.0], [2.0, 1.0, 0.0]],
+            lambda: [[1.0, 3.0, 5.0], [2.0, 4.0, 6.0]],
+            lambda: torch.zeros(3, 2).t(),
+            lambda: [[0.0, 4.0, 8.0], [2.0, 6.0, 10.0]],
         ),
     )
 )
@@ -222,7 +238,16 @@ REFERENCE_KERNEL = _write_kernel_reference()
 def check_write_kernel(source) -> Verdict:
     """07.write_kernel: compile the learner's C++ and run it on hidden layouts (child process).
 
-    Without a compiler the check is skipped, not failed: nothing is journaled."""
+    Without a compiler the check is skipped, not failed, and the skeleton as given is not
+    attempted yet: neither is journaled."""
+    if isinstance(source, str) and _squeezed(source) in {
+        _squeezed(SKELETON),
+        _squeezed(learner.PRELUDE + SKELETON),
+    }:
+        return not_attempted(
+            "that is the skeleton as printed (the naive loop): change it so that each tensor's "
+            "elements are found through its own strides and offset, then run the cell."
+        )
     try:
         report = learner.check_source(source)
     except learner.NoCompiler as exc:
@@ -232,17 +257,26 @@ def check_write_kernel(source) -> Verdict:
     if report.passed:
         return passed(
             f"right on all {len(learner.VARIANTS)} hidden calls (transposed, step-sliced, "
-            "offset, permuted 3-d, 4-d, 1-d, mixed, offset and broadcast inputs, another "
-            "value): each element found through its own strides and offset, in every tensor"
+            "offset, permuted 3-d, 4-d, 5-d, 1-d, mixed, offset and broadcast inputs, a and b "
+            "in different layouts, another value): each element found through its own strides "
+            "and offset, in every tensor"
         )
+    nudge = _kernel_nudge(report.problem)
     return failed(
-        f"on {report.variant} your kernel {report.problem}. " + _kernel_nudge(report.problem),
+        f"on {report.variant} your kernel {report.problem}. {nudge}".strip(),
         report.yours,
         report.expected or "torch's addcmul_",
     )
 
 
+def _squeezed(source: str) -> str:
+    """The source without whitespace: the skeleton re-indented is still the skeleton."""
+    return "".join(source.split())
+
+
 def _kernel_nudge(problem: str) -> str:
+    if "unchanged" in problem or "wrong elements" in problem:
+        return ""  # the problem already says where the results went
     if "crashed" in problem or "outside" in problem:
         return "Check that every index stays below its size, and each tensor uses its own strides."
     if "`value`" in problem or "used value" in problem or "overwrote" in problem:
@@ -317,6 +351,43 @@ WRONG_KERNELS = {
     "value ignored": _INDEX + "    out.data[o] += a.data[x] * b.data[y];\n  }\n",
     "overwrites": _INDEX + "    out.data[o] = value * a.data[x] * b.data[y];\n  }\n",
     "writes into an input": _INDEX + "    a.data[x] += value * out.data[o] * b.data[y];\n  }\n",
+    "b through a's strides": _INDEX.replace("k * b.stride[d]", "k * a.stride[d]")
+    + "    out.data[o] += value * a.data[x] * b.data[y];\n  }\n",
+    "b at a's index": _INDEX + "    out.data[o] += value * a.data[x] * b.data[x];\n  }\n",
+    "a's and b's offsets swapped": _INDEX.replace(
+        "x = a.offset, y = b.offset", "x = b.offset, y = a.offset"
+    )
+    + "    out.data[o] += value * a.data[x] * b.data[y];\n  }\n",
+    "a temporary never copied back": _INDEX.replace(
+        "  for (int64_t i", "  float* tmp = new float[n];\n  for (int64_t i", 1
+    )
+    + "    tmp[i] = out.data[o] + value * a.data[x] * b.data[y];\n  }\n  delete[] tmp;\n",
+    "copied back in memory order": _INDEX.replace(
+        "  for (int64_t i", "  float* tmp = new float[n];\n  for (int64_t i", 1
+    )
+    + "    tmp[i] = out.data[o] + value * a.data[x] * b.data[y];\n  }\n"
+    "  for (int64_t i = 0; i < n; ++i) out.data[out.offset + i] = tmp[i];\n  delete[] tmp;\n",
+    "square: sizes[0] for both dims": """  for (int64_t r = 0; r < sizes[0]; ++r)
+    for (int64_t c = 0; c < sizes[0]; ++c)
+      out.data[out.offset + r * out.stride[0] + c * out.stride[1]] +=
+          value * a.data[a.offset + r * a.stride[0] + c * a.stride[1]] *
+          b.data[b.offset + r * b.stride[0] + c * b.stride[1]];
+""",
+    "up to four dims": """  int64_t s[4] = {1, 1, 1, 1};
+  for (int64_t d = 0; d < ndim && d < 4; ++d) s[d] = sizes[d];
+  auto st = [&](const View& v, int64_t d) { return d < ndim ? v.stride[d] : 0; };
+  for (int64_t i = 0; i < s[0]; ++i)
+    for (int64_t j = 0; j < s[1]; ++j)
+      for (int64_t k = 0; k < s[2]; ++k)
+        for (int64_t l = 0; l < s[3]; ++l) {
+          const int64_t o = out.offset + i * st(out, 0) + j * st(out, 1) + k * st(out, 2) +
+                            l * st(out, 3);
+          const int64_t x = a.offset + i * st(a, 0) + j * st(a, 1) + k * st(a, 2) + l * st(a, 3);
+          const int64_t y = b.offset + i * st(b, 0) + j * st(b, 1) + k * st(b, 2) + l * st(b, 3);
+          out.data[o] += value * a.data[x] * b.data[y];
+        }
+""",
+    "value squared": _INDEX + "    out.data[o] += value * value * a.data[x] * b.data[y];\n  }\n",
 }
 
 
@@ -331,8 +402,8 @@ register(
         "sizes[d], rest /= sizes[d]) and add k * stride[d] to each tensor's own offset.",
         reference=_write_kernel_reference,
         wrong_answers=(
-            lambda: SKELETON,
             *((lambda body=body: _kernel_variant(body)) for body in WRONG_KERNELS.values()),
+            lambda: REFERENCE_KERNEL.replace("float value", "double value"),
         ),
     )
 )
@@ -475,8 +546,9 @@ class TileCase:
                 f"{self.where} your function wrote into an input (t1 or t2): only out is updated"
             )
         mine = [w for w in log.writes if w.storage == _storage_key(self.out)]
+        mine = [w for w in mine if 0 not in w.shape]  # an empty block writes nothing
         if not mine:
-            return self._never_written(returned, expected, log)
+            return self._never_written(returned, before, log)
         cell_of = _cells(self.out)
         slots = [_slots(self.out, w.shape, w.stride, w.offset) for w in mine]
         if any(s not in cell_of for written in slots for s in written):
@@ -484,7 +556,13 @@ class TileCase:
         cells = [[cell_of[s] for s in written] for written in slots]
         return self._coverage(cells) or self._values(before, expected) or self._tiling(cells)
 
-    def _never_written(self, returned, expected, log: WriteLog) -> Verdict:
+    def _never_written(self, returned, before: torch.Tensor, log: WriteLog) -> Verdict:
+        if not torch.equal(self.out, before):
+            return failed(
+                f"{self.where} out changed, but through no torch op the checker can see (numpy, "
+                "a raw pointer?): the checker records each torch write into out to see your "
+                "tiles. Update out with torch: out[block].addcmul_(...)",
+            )
         updated = [w.op for w in log.writes if w.op not in OVERWRITES]
         if updated:
             return failed(
@@ -495,7 +573,7 @@ class TileCase:
                 "out unchanged",
                 "out updated",
             )
-        if isinstance(returned, torch.Tensor) and returned.shape == expected.shape:
+        if isinstance(returned, torch.Tensor) and returned is not self.out:
             return failed(
                 f"{self.where} you returned your results in a new tensor, but out itself never "
                 "changed: the caller keeps out, so update it in place (out[block].addcmul_(...))",
@@ -520,37 +598,58 @@ class TileCase:
             )
         if (count == 0).any():
             r, c = (count == 0).nonzero()[0].tolist()
-            full_rows, full_cols = rows // self.tile * self.tile, cols // self.tile * self.tile
-            if r >= full_rows or c >= full_cols:
-                why = (
-                    "do your tiles reach the last rows and columns when the size is not a "
-                    "multiple of the tile? (a slice past the end simply stops at the edge)"
-                )
-            else:
-                why = (
-                    "do your row loop and column loop each walk their own dimension (rows: "
-                    "out.shape[0], the first index; columns: out.shape[1], the second)?"
-                )
             return failed(
-                f"{self.where} element ({r}, {c}) was never updated: {why}",
+                f"{self.where} element ({r}, {c}) was never updated: {self._missed(count == 0)}",
                 f"{int((count == 0).sum())} of {count.numel()} elements never updated",
                 "every element updated exactly once",
             )
         return None
 
+    def _missed(self, missed: torch.Tensor) -> str:
+        """Why these elements were never updated, read from which ones they are."""
+        rows, cols = self.shape
+        row = torch.arange(rows)[:, None].expand(rows, cols)
+        col = torch.arange(cols)[None, :].expand(rows, cols)
+        ragged_rows, ragged_cols = (
+            row >= rows // self.tile * self.tile,
+            col >= cols // self.tile * self.tile,
+        )
+        if any(missed.equal(m) for m in (ragged_rows, ragged_cols, ragged_rows | ragged_cols)):
+            return (
+                "do your tiles reach the last rows and columns when the size is not a "
+                "multiple of the tile? (a slice past the end simply stops at the edge)"
+            )
+        last = self.tile - 1
+        if self.tile > 1 and bool(
+            ((row % self.tile == last) | (col % self.tile == last))[missed].all()
+        ):
+            return (
+                "each tile's last row or column is missing: slice(r0, r0 + tile) already "
+                "stops before r0 + tile, so a block needs no - 1"
+            )
+        return (
+            "do your loops reach every tile, the last one included, and do your row loop and "
+            "column loop each walk their own dimension (rows: range(0, out.shape[0], tile); "
+            "columns: range(0, out.shape[1], tile))? out need not be square"
+        )
+
     def _values(self, before: torch.Tensor, expected: torch.Tensor) -> Verdict | None:
         if torch.allclose(self.out, expected, atol=1e-5):
             return None
-        for other, cause in ((0.5, "value 0.5"), (1.0, "value 1 (ignoring value)")):
-            if other != self.value and torch.allclose(
-                self.out, torch.addcmul(before, self.t1, self.t2, value=other), atol=1e-5
-            ):
-                return failed(
-                    f"{self.where} your loop used {cause}, not the value passed in",
-                    f"value {other}",
-                    f"value {self.value}",
-                )
-        return failed(f"{self.where} some elements got wrong values", "", "torch's addcmul_")
+        product, added = (self.t1 * self.t2).flatten(), (self.out - before).flatten()
+        used = float(added @ product / (product @ product))
+        if torch.allclose(added, used * product, atol=1e-4):
+            return failed(
+                f"{self.where} your loop used value {used:.3g}, not the value passed in",
+                f"value {used:.3g}",
+                f"value {self.value}",
+            )
+        return failed(
+            f"{self.where} some elements got wrong values: does each block of out get the same "
+            "block of t1 and of t2 (the same slices for all three)?",
+            "",
+            "torch's addcmul_",
+        )
 
     def _tiling(self, cells: list[list[tuple[int, int]]]) -> Verdict | None:
         rows, cols = self.shape
@@ -573,6 +672,14 @@ class TileCase:
                         "across several tiles. A tiled loop finishes a tile x tile block before "
                         "the next",
                         "a row per call",
+                        "a tile per call",
+                    )
+                if len({c for _, c in written}) == cols > self.tile:
+                    return failed(
+                        f"{self.where} one call covers whole rows, every column: a block is "
+                        "out[r0:r0 + tile, c0:c0 + tile], both dims in one index (out[a:b][c:d] "
+                        "slices the rows twice)",
+                        "whole rows per call",
                         "a tile per call",
                     )
                 return failed(
@@ -653,6 +760,77 @@ def _new_tensor():
     return tiled_addcmul_
 
 
+def _tiles_by(blocks, value_of=lambda value: value, second=None):
+    """A tiled loop over the blocks `blocks(rows, cols, tile)` gives, with one slip in the value
+    (`value_of`) or in which block of t2 it reads (`second`)."""
+
+    def tiled_addcmul_(out, t1, t2, value, tile):
+        for block in blocks(*out.shape, tile):
+            other = block if second is None else second(block, tile)
+            out[block].addcmul_(t1[block], t2[other], value=value_of(value))
+        return out
+
+    return tiled_addcmul_
+
+
+def _square(rows, cols, tile):  # both loops bounded by the row count
+    return [
+        (slice(r, r + tile), slice(c, c + tile))
+        for r in range(0, rows, tile)
+        for c in range(0, rows, tile)
+    ]
+
+
+def _one_short(rows, cols, tile):  # a block of tile - 1, as if the slice's end were included
+    return [
+        (slice(r, r + tile - 1), slice(c, c + tile - 1))
+        for r in range(0, rows, tile)
+        for c in range(0, cols, tile)
+    ]
+
+
+def _last_tile_dropped(rows, cols, tile):  # range(0, rows - tile, tile)
+    return [
+        (slice(r, r + tile), slice(c, c + tile))
+        for r in range(0, rows - tile, tile)
+        for c in range(0, cols - tile, tile)
+    ]
+
+
+def _every_tile(rows, cols, tile):
+    return [
+        (slice(r, r + tile), slice(c, c + tile))
+        for r in range(0, rows, tile)
+        for c in range(0, cols, tile)
+    ]
+
+
+def _first_block_of_t2(block, tile):  # t2's first tile, cut to the block's size
+    rows, cols = (s.stop - s.start for s in block)
+    return (slice(0, rows), slice(0, cols))
+
+
+def _chained_slices():
+    def tiled_addcmul_(out, t1, t2, value, tile):
+        for r0 in range(0, out.shape[0], tile):
+            for c0 in range(0, out.shape[1], tile):  # [r0:..][c0:..] slices the rows twice
+                rows, cols = slice(r0, r0 + tile), slice(c0, c0 + tile)
+                out[rows][cols].addcmul_(t1[rows][cols], t2[rows][cols], value=value)
+        return out
+
+    return tiled_addcmul_
+
+
+def _through_numpy():
+    def tiled_addcmul_(out, t1, t2, value, tile):
+        mine, a, b = out.numpy(), t1.numpy(), t2.numpy()
+        for block in _every_tile(*out.shape, tile):
+            mine[block] += value * a[block] * b[block]
+        return out
+
+    return tiled_addcmul_
+
+
 register(
     Exercise(
         name="07.tiles",
@@ -674,6 +852,13 @@ register(
             _new_tensor,
             lambda: _tiles_wrong(fixed_value=0.5),
             lambda: _tiles_wrong(fixed_tile=2),
+            lambda: _tiles_by(_square),
+            lambda: _tiles_by(_one_short),
+            lambda: _tiles_by(_last_tile_dropped),
+            lambda: _tiles_by(_every_tile, value_of=abs),
+            lambda: _tiles_by(_every_tile, second=_first_block_of_t2),
+            _chained_slices,
+            _through_numpy,
         ),
     )
 )

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import pytest
 
+from course import journal
 from course.errors import CourseError
 from course.exercises import check, get
 from course.kernels.cpp import learner
@@ -26,7 +27,7 @@ def test_no_compiler_is_a_clear_skip(monkeypatch):
     monkeypatch.setenv("CXX", "no-such-compiler-xyz")
     with pytest.raises(learner.CompileError, match="skipped: no C\\+\\+ compiler"):
         learner.compile_kernel(learner.SKELETON)
-    verdict = check("07.write_kernel", learner.SKELETON)
+    verdict = check("07.write_kernel", REFERENCE_KERNEL)
     assert "skipped: no C++ compiler" in verdict.message
     assert not verdict.attempted  # a skip is no failed attempt: nothing is journaled
 
@@ -71,15 +72,34 @@ def test_out_of_bounds_writes_and_crashes_are_reported_not_fatal():
     assert "wrote into an input" in into_input.problem
 
 
-def test_the_variants_vary_dims_offsets_and_value():
+def test_the_variants_vary_dims_offsets_layouts_of_each_tensor_and_value():
     shapes = [shape for _, shape, *_ in learner.VARIANTS]
-    assert max(len(s) for s in shapes) >= 4 and min(len(s) for s in shapes) == 1
-    assert {"storage-offset"} <= {v[2] for v in learner.VARIANTS} & {v[3] for v in learner.VARIANTS}
-    assert len({v[4] for v in learner.VARIANTS}) >= 2
+    assert max(len(s) for s in shapes) >= 5 and min(len(s) for s in shapes) == 1
+    outs, firsts, seconds = ({v[i] for v in learner.VARIANTS} for i in (2, 3, 4))
+    assert "storage-offset" in outs & firsts & seconds
+    # a and b apart, in strides and in offset: b read through a's layout must fail somewhere
+    assert any(v[3] == "transposed" and v[4] == "storage-offset" for v in learner.VARIANTS)
+    assert len({v[5] for v in learner.VARIANTS}) >= 2
+
+
+@pytest.mark.compile
+def test_a_signature_of_other_types_is_a_compile_error_not_garbage(tmp_path, monkeypatch):
+    monkeypatch.setenv("TORCH_EXTENSIONS_DIR", str(tmp_path))
+    for old, new in (("float value", "double value"), ("int64_t ndim", "int ndim")):
+        with pytest.raises(learner.CompileError, match="keep the skeleton's signature"):
+            learner.compile_kernel(REFERENCE_KERNEL.replace(old, new))
+
+
+def test_the_skeleton_as_printed_is_not_attempted(tmp_path, monkeypatch):
+    monkeypatch.setenv(journal.ENV_DIR, str(tmp_path))
+    for untouched in (learner.SKELETON, learner.PRELUDE + "\n" + learner.SKELETON.strip()):
+        verdict = check("07.write_kernel", untouched)
+        assert not verdict.passed and not verdict.attempted and "skeleton" in verdict.message
+    assert journal.load() == []
 
 
 @pytest.mark.compile
 def test_write_kernel_feedback_names_the_variant():
-    verdict = check("07.write_kernel", get("07.write_kernel").wrong_answers[3]())  # no offsets
+    verdict = check("07.write_kernel", get("07.write_kernel").wrong_answers[2]())  # no offsets
     assert "an output with a storage offset" in verdict.message
     assert check("07.write_kernel", "not C++").message.startswith("give the C++ source")

@@ -32,11 +32,14 @@ CAUSES = {
     "07.predict_scramble": (
         "torch's (correct) answer",  # the right addcmul
         "2 rows of 3",  # shape (3, 2)
-        "cells you have right",  # one cell off
+        "each exactly once",  # one cell off, with a 6 that t1 never held
         "as if its strides were (2, 1)",  # strides swapped
         "the naive kernel does write",  # zeros, as if the write were lost
         "computed by the course's code",  # naive_model's own output
         "for each memory slot i",  # reversed
+        "each exactly once",  # counted from 1
+        "the naive kernel does write",  # out's own zeros, as a tensor laid out like out
+        "each exactly once",  # every value doubled
     ),
     "07.tiles": (
         "not a multiple of the tile",  # stops short of the ragged edge
@@ -48,11 +51,17 @@ CAUSES = {
         "returned your results in a new tensor",  # a new result
         "value 0.5",  # the value hard-coded
         "tile argument",  # a fixed 2 x 2 block
+        "out need not be square",  # both loops bounded by the row count
+        "a block needs no - 1",  # slice(r0, r0 + tile - 1)
+        "the last one included",  # range(0, rows - tile, tile)
+        "used value 1.25",  # abs(value)
+        "the same block of t1 and of t2",  # t2's first tile every time
+        "slices the rows twice",  # out[r0:r1][c0:c1]
+        "through no torch op",  # written through numpy
     ),
 }
 KERNEL_CAUSES = {
     "07.write_kernel": (
-        "as if a and b were laid out like out",  # the skeleton
         "as if a and b were laid out like out",  # flat, with offsets
         "as if a and b were laid out like out",  # the output's strides for all three
         "an output with a storage offset",  # no offsets
@@ -63,6 +72,15 @@ KERNEL_CAUSES = {
         "ignored `value`",  # value ignored
         "overwrote out",  # = instead of +=
         "wrote into an input",  # a.data[x] += ...
+        "a transposed a and a b with a storage offset",  # b read through a's strides
+        "a transposed a and a b with a storage offset",  # b read at a's index
+        "a transposed a and a b with a storage offset",  # a's and b's offsets swapped
+        "must be copied back",  # results left in a temporary
+        "into the wrong elements of out",  # the temporary copied back in memory order
+        "does not reach every index",  # sizes[0] for both dims
+        "a 5-d output",  # up to four dims, hard-coded
+        "used value 0.25",  # value * value
+        "keep the skeleton's signature",  # double value
     ),
 }
 
@@ -186,3 +204,24 @@ def test_a_loop_that_writes_into_an_input_is_told_so():
         out.copy_(t1)
 
     assert "wrote into an input" in check("07.tiles", into_t1).message
+
+
+def test_a_tensor_laid_out_like_out_is_refused_only_with_the_kernels_values():
+    """Out's own zeros, typed as a tensor, are a prediction (a wrong one): judged, not refused."""
+    computed = torch.arange(6.0).reshape(3, 2).t()  # the naive kernel's values, out's strides
+    assert "not predicted" in check(SCRAMBLE, computed).message
+    assert journal.prediction(SCRAMBLE) is None
+    judged = check(SCRAMBLE, torch.zeros(3, 2).t())
+    assert "the naive kernel does write" in judged.message
+
+
+def test_empty_blocks_past_the_edge_are_no_writes():
+    """A loop whose blocks run past the matrix makes empty writes: judged, never a crash."""
+
+    def past_the_edge(out, t1, t2, value, tile):
+        for r0 in range(0, out.shape[0] + tile, tile):  # one more row of tiles, all empty
+            for c0 in range(0, out.shape[1], tile):
+                block = (slice(r0, r0 + tile), slice(c0, c0 + tile))
+                out[block].addcmul_(t1[block], t2[block], value=value)
+
+    assert check("07.tiles", past_the_edge).passed
