@@ -176,7 +176,9 @@ def gather_compute_scatter(call: KernelCall) -> None:
 
 
 def write_through_placeholder(call: KernelCall) -> None:
-    """The broken pattern: the output goes straight to a Placeholder, whose copy gets the result."""
+    """2.2.1's addcmul_/addcdiv_ kernel: the output, like each input, reaches the graph through a
+    Placeholder (notebook 06 prints this source before asking what the output holds, so this
+    docstring says what the kernel does, not what comes of it)."""
     output = call.placeholder(call.output)
     inputs = [call.placeholder(t) for t in call.inputs]
     call.run_graph(output, inputs)
