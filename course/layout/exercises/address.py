@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import itertools
 
+import numpy as np
 import torch
 
 from course.exercises import Exercise, Verdict, passed, register
@@ -136,6 +137,44 @@ def _strides_of_the_example():
     return address
 
 
+def _last_two_dims():
+    def address(index, stride, offset):  # rows and columns: the last two dims
+        pairs = list(zip(index, stride, strict=True))[-2:]
+        return offset + sum(i * s for i, s in pairs)
+
+    return address
+
+
+def _scalar_at_slot_zero():
+    def address(index, stride, offset):
+        if not index:
+            return 0  # "a scalar has no dims, so it sits at the start"
+        return offset + sum(i * s for i, s in zip(index, stride, strict=True))
+
+    return address
+
+
+def _stride_zero_as_one():
+    def address(index, stride, offset):  # "a stride of 0 cannot be right: one step moves 1"
+        return offset + sum(i * max(s, 1) for i, s in zip(index, stride, strict=True))
+
+    return address
+
+
+def _numpy_dot():
+    def address(index, stride, offset):
+        return offset + int(np.dot(index, stride)) if index else offset
+
+    return address
+
+
+def _a_float_slot():
+    def address(index, stride, offset):
+        return float(offset + sum(i * s for i, s in zip(index, stride, strict=True)))
+
+    return address
+
+
 def _asks_torch():
     def address(index, stride, offset):
         storage = torch.arange(10_000)  # each value is its own address
@@ -169,6 +208,11 @@ register(
             _strides_of_the_example,
             _asks_torch,
             _course_calculator,
+            _last_two_dims,
+            _scalar_at_slot_zero,
+            _stride_zero_as_one,
+            _numpy_dot,
+            _a_float_slot,
         ),
     )
 )

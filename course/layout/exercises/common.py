@@ -222,7 +222,8 @@ def _mismatch_verdict(fn: Callable, rule: Rule, misses: list[Mismatch]) -> Verdi
         beyond_three_dims,
         lambda ms: ignored(fn, rule, ms),
         *rule.causes,
-        raised,
+        lambda ms: beyond_named_dims(ms, fewest=3),  # after the causes: a rule can be right
+        raised,  # on 2 dims by coincidence (the inverse of a 2-dim permutation is itself)
     )
     finding = next((f for f in (d(misses) for d in diagnoses) if f), None) or Finding(
         "here is the smallest layout where torch disagrees", misses[0]
@@ -238,14 +239,22 @@ def _mismatch_verdict(fn: Callable, rule: Rule, misses: list[Mismatch]) -> Verdi
 
 def beyond_three_dims(misses: list[Mismatch]) -> Finding | None:
     """Right on every layout of up to 3 dims, wrong with more: a rule that names the dims."""
-    if not all(len(m.case.layout.shape) > 3 for m in misses):
+    return beyond_named_dims(misses, fewest=4)
+
+
+def beyond_named_dims(misses: list[Mismatch], fewest: int) -> Finding | None:
+    """Right on every layout of fewer dims than every miss has (`fewest` of them at least):
+    a rule that names the dims (the first two, the last two, three) instead of looping."""
+    dims = min(len(m.case.layout.shape) for m in misses)
+    if dims < fewest:
         return None
     m = misses[0]
     how = f" (on it your function {m.yours})" if m.raised else ""
+    named = {2: "two", 3: "three"}.get(dims - 1, str(dims - 1))
     return Finding(
-        f"it agrees with torch on every layout of up to 3 dims, but not with "
+        f"it agrees with torch on every layout of up to {dims - 1} dims, but not with "
         f"{len(m.case.layout.shape)} dims{how}. A tensor can have any number of dims: loop "
-        "over all of them instead of naming three",
+        f"over all of them instead of naming {named}",
         m,
     )
 

@@ -208,6 +208,46 @@ def _three_named_dims():
     return is_contiguous
 
 
+def _expanded_dims_allowed():
+    def is_contiguous(shape, stride):  # "a stride-0 dim takes no room, so it breaks nothing"
+        if 0 in shape:
+            return True
+        expected = 1
+        for size, step in zip(reversed(shape), reversed(stride), strict=True):
+            if size != 1 and step != 0:
+                if step != expected:
+                    return False
+                expected *= size
+        return True
+
+    return is_contiguous
+
+
+def _no_dims_not_contiguous():
+    def is_contiguous(shape, stride):
+        if not shape:
+            return False  # "no dims, no order"
+        return _is_contiguous_reference()(shape, stride)
+
+    return is_contiguous
+
+
+def _dense_and_decreasing():
+    def is_contiguous(shape, stride):  # no gaps, and the strides shrink towards the last dim
+        numel = math.prod(shape)
+        span = 1 + sum((n - 1) * s for n, s in zip(shape, stride, strict=True))
+        return numel == 0 or (span == numel and list(stride) == sorted(stride, reverse=True))
+
+    return is_contiguous
+
+
+def _decreasing_to_one():
+    def is_contiguous(shape, stride):
+        return not stride or (stride[-1] == 1 and list(stride) == sorted(stride, reverse=True))
+
+    return is_contiguous
+
+
 def _asks_torch():
     def is_contiguous(shape, stride):
         return torch.empty_strided(shape, stride).is_contiguous()
@@ -249,6 +289,10 @@ register(
             _asks_torch,
             _asks_numpy,
             _course_calculator,
+            _expanded_dims_allowed,
+            _no_dims_not_contiguous,
+            _dense_and_decreasing,
+            _decreasing_to_one,
         ),
     )
 )

@@ -1,7 +1,8 @@
 """04.make_contiguous: one call that makes a tensor contiguous, copying only when it must.
 
 Run on ten hidden inputs that vary what the prompt names: the layout (transposed, step-sliced,
-narrowed, expanded, permuted, channels-last; contiguous with and without an offset, a scalar),
+narrowed, expanded, permuted, channels-last; contiguous with and without an offset, with a
+size-1 dim whose stride is not the row-major one, a scalar),
 the number of dims (0 to 4) and the dtype (float32, int64, float16, float64, bool). Each
 result must hold the same values in the same shape and dtype, be contiguous, leave the input
 alone, and be the input itself when that is contiguous already. A wrong answer is told what
@@ -47,6 +48,10 @@ INPUTS = (  # the non-contiguous ones first: they are where a layout is made
     ),
     Input("rows 1-2 (offset 6, contiguous), float32", lambda: _grid()[1:3]),
     Input("already contiguous, float16", lambda: _grid(torch.float16)),
+    Input(  # contiguous for torch: a size-1 dim's stride never counts
+        "(6, 1) column transposed to (1, 6), float32",
+        lambda: torch.arange(6.0).view(6, 1).T,
+    ),
     Input("a 0-dim scalar, int64", lambda: torch.tensor(7)),
     Input("a 1-d vector, float32", lambda: torch.arange(5.0)),
 )
@@ -90,8 +95,10 @@ def _layout_verdict(x: torch.Tensor, out: torch.Tensor, what: str) -> Verdict | 
     if not out.is_contiguous():
         if out is x:
             cause = (
-                "you returned the input itself, but it is not contiguous: your test for "
-                "'already contiguous' let it through (ask x.is_contiguous())"
+                "you returned the input itself, but it is not contiguous: a test that let it "
+                "through (its number of dims, its last stride) is not torch's rule, and "
+                "x.to(memory_format=...) returns its input untouched when dtype and device "
+                "stay. .contiguous() decides with torch's own rule"
             )
         elif _shares_memory(out, x):
             cause = (
@@ -107,9 +114,16 @@ def _layout_verdict(x: torch.Tensor, out: torch.Tensor, what: str) -> Verdict | 
             cause = "the result is not contiguous"
         return failed(f"on the {what} input {cause}", out.stride(), wanted)
     if x.is_contiguous() and x.numel() and not _shares_memory(out, x):
+        odd = x.stride() != contiguous_strides(tuple(x.shape))
         return failed(
             f"the {what} input was contiguous already, yet your function copied it: a wasted "
-            "copy (in a training loop, one per step)",
+            "copy (in a training loop, one per step)"
+            + (
+                ". Its strides are not the row-major ones, but a size-1 dim's stride never "
+                "counts: torch calls it contiguous (notebook 04's rule)"
+                if odd
+                else ""
+            ),
             "a copy",
             "the input itself",
         )
@@ -213,6 +227,40 @@ def _relabelled():
     return make_contiguous
 
 
+def _strict_strides_else_forced_copy():
+    def make_contiguous(x):
+        strides, running = [], 1
+        for size in reversed(x.shape):
+            strides.insert(0, running)
+            running *= size
+        if x.stride() == tuple(strides):
+            return x
+        return x.clone(memory_format=torch.contiguous_format)
+
+    return make_contiguous
+
+
+def _two_dims_only():
+    def make_contiguous(x):
+        return x.contiguous() if x.dim() == 2 else x
+
+    return make_contiguous
+
+
+def _to_memory_format():
+    def make_contiguous(x):
+        return x.to(memory_format=torch.contiguous_format)
+
+    return make_contiguous
+
+
+def _into_a_float_buffer():
+    def make_contiguous(x):
+        return torch.empty(x.shape).copy_(x)
+
+    return make_contiguous
+
+
 def _into_the_input():
     def make_contiguous(x):
         x.data = x.contiguous()
@@ -239,6 +287,10 @@ register(
             _last_stride_test,
             _relabelled,
             _into_the_input,
+            _strict_strides_else_forced_copy,
+            _two_dims_only,
+            _to_memory_format,
+            _into_a_float_buffer,
         ),
     )
 )

@@ -40,6 +40,7 @@ register_prediction(
         _transpose_writes,
         "x.T is a view: same storage, swapped strides. Element (0, 1) of the view is the "
         "storage slot of x[1, 0].",
+        answer_words=("moves no data", "is a view", "same storage", "shares its storage"),
     )
 )
 register_prediction(

@@ -100,6 +100,28 @@ def _slice_counts_every_element(m: Mismatch) -> str | None:
     return None
 
 
+def _slice_one_too_many(m: Mismatch) -> str | None:
+    shape, stride, offset, dim, start, stop, step = m.case.args
+    if m.yours[0][dim] == (stop - start) // step + 1 != m.case.expected[0][dim]:
+        return (
+            f"it counts (stop - start) // step + 1 elements, one too many when the step divides "
+            f"stop - start: [{start}:{stop}:{step}] keeps {start}, {start} + {step}, ... only "
+            f"while they stay below {stop} (an empty slice [k:k] keeps none)"
+        )
+    return None
+
+
+def _slice_steps_every_dim(m: Mismatch) -> str | None:
+    shape, stride, offset, dim, start, stop, step = m.case.args
+    stepped = tuple(s * step for s in stride)
+    if step > 1 and len(stride) > 1 and m.yours[1] == stepped != m.case.expected[1]:
+        return (
+            f"it multiplies every dim's stride by the step, but only dim {dim} is sliced: the "
+            "other dims keep their sizes and strides"
+        )
+    return None
+
+
 def _slice_stride_ignores_step(m: Mismatch) -> str | None:
     shape, stride, offset, dim, start, stop, step = m.case.args
     if step > 1 and m.yours[1][dim] == stride[dim] != m.case.expected[1][dim]:
@@ -118,6 +140,12 @@ def _slice_offset(m: Mismatch) -> str | None:
         return (
             f"it keeps the input's offset, but the view's first element is element {start} of "
             f"dim {dim}, not element 0: how many storage slots further on does it sit?"
+        )
+    if step > 1 and m.yours[2] == offset + start * stride[dim] * step:
+        return (
+            f"it moves the offset by start * stride * step, but the view's first element is "
+            f"element {start} of dim {dim}, start * stride[{dim}] slots on: the step only "
+            "spaces the elements after it"
         )
     if m.yours[2] == offset + start:
         return (
@@ -201,7 +229,9 @@ RULES = {
         },
         causes=_causes(
             _slice_rounds_down,
+            _slice_one_too_many,
             _slice_counts_every_element,
+            _slice_steps_every_dim,
             _slice_stride_ignores_step,
             _slice_offset,
         ),
@@ -316,6 +346,58 @@ def _slice_of_dim_zero():
     return _with(step_slice=step_slice)
 
 
+def _slice_one_more():
+    def step_slice(shape, stride, offset, dim, start, stop, step):
+        new_shape, new_stride = list(shape), list(stride)
+        new_shape[dim] = (stop - start) // step + 1  # "the first, then one per whole step"
+        new_stride[dim] = stride[dim] * step
+        return tuple(new_shape), tuple(new_stride), offset + start * stride[dim]
+
+    return _with(step_slice=step_slice)
+
+
+def _slice_stepping_every_dim():
+    def step_slice(shape, stride, offset, dim, start, stop, step):
+        new_shape = list(shape)
+        new_shape[dim] = (stop - start + step - 1) // step
+        new_stride = tuple(s * step for s in stride)
+        return tuple(new_shape), new_stride, offset + start * stride[dim]
+
+    return _with(step_slice=step_slice)
+
+
+def _slice_offset_times_step():
+    def step_slice(shape, stride, offset, dim, start, stop, step):
+        new_shape, new_stride = list(shape), list(stride)
+        new_shape[dim] = (stop - start + step - 1) // step
+        new_stride[dim] = stride[dim] * step
+        return tuple(new_shape), tuple(new_stride), offset + start * new_stride[dim]
+
+    return _with(step_slice=step_slice)
+
+
+def _slice_to_the_end():
+    def step_slice(shape, stride, offset, dim, start, stop, step):
+        new_shape, new_stride = list(shape), list(stride)
+        new_shape[dim] = (shape[dim] - start + step - 1) // step  # x[start::step]
+        new_stride[dim] = stride[dim] * step
+        return tuple(new_shape), tuple(new_stride), offset + start * stride[dim]
+
+    return _with(step_slice=step_slice)
+
+
+def _permute_into_row_major():
+    def permute(shape, stride, offset, dims):
+        new_shape = tuple(shape[d] for d in dims)
+        new_stride, running = [], 1
+        for size in reversed(new_shape):
+            new_stride.insert(0, running)
+            running *= size
+        return new_shape, tuple(new_stride), offset
+
+    return _with(permute=permute)
+
+
 def _inverse_permute():
     def permute(shape, stride, offset, dims):
         order = [dims.index(d) for d in range(len(dims))]
@@ -373,6 +455,11 @@ register(
             _permute_of_three_named_dims,
             _t_asking_torch,
             _t_from_the_course_calculator,
+            _slice_one_more,
+            _slice_stepping_every_dim,
+            _slice_offset_times_step,
+            _slice_to_the_end,
+            _permute_into_row_major,
         ),
     )
 )

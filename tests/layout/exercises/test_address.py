@@ -16,6 +16,11 @@ CAUSES = {
         "whatever `stride` is",  # x's strides (6, 1) written in
         "asked torch",  # as_strided over an arange, then read the value
         "course's own course.layout.calculator",  # Layout.storage_index
+        "up to 2 dims, but not with 3",  # the last two dims only (rows and columns)
+        "whatever `offset` is",  # a 0-dim tensor put at slot 0
+        "the last dim to be 1 slot",  # stride 0 (an expanded dim) taken as 1
+        "asked numpy",  # np.dot(index, stride)
+        "as an int",  # float(...)
     ),
 }
 

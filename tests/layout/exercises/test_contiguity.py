@@ -20,6 +20,10 @@ CAUSES = {
         "asked torch (torch.empty_strided, Tensor.is_contiguous)",
         "asked numpy",  # np.lib.stride_tricks.as_strided(...).flags.c_contiguous
         "course's own course.layout.calculator",  # Layout.strided(...).is_contiguous()
+        "dim 0 has stride 0",  # stride-0 dims skipped like size-1 dims
+        "a 0-dim tensor holds one element",  # no dims: not contiguous
+        "never stepped along",  # no gaps and decreasing strides
+        "leave gaps",  # last stride 1 and decreasing strides
     ),
 }
 

@@ -19,6 +19,10 @@ CAUSES = {
         "you returned the input itself",  # "contiguous" when the last stride is 1
         "only relabels memory",  # as_strided with row-major strides
         "changed its",  # x.data = x.contiguous()
+        "a size-1 dim's stride never counts",  # exact row-major strides, else a forced copy
+        "its number of dims",  # only 2-d inputs made contiguous
+        "x.to(memory_format=...) returns its input",
+        "keeps the dtype",  # torch.empty(x.shape).copy_(x): always float32
     ),
 }
 

@@ -20,6 +20,11 @@ CAUSES = {
         "up to 3 dims, but not with 4",  # permute: dims unpacked by name
         "'T' rule asked torch",  # as_strided(...).T
         "course's own course.layout.calculator",  # calculator.apply(..., Op("T"))
+        "one too many",  # slice: (stop - start) // step + 1
+        "every dim's stride",  # slice: all strides times the step
+        "start * stride * step",  # slice: the offset moved by the new stride
+        "whatever `stop` is",  # slice: x[start::step]
+        "whatever `stride` is",  # permute: row-major strides for the new shape
     ),
 }
 
