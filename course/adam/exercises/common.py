@@ -41,6 +41,7 @@ class OpCall:
     from_zeros: bool  # the output held only zeros before the call
     changes: bool = True  # the op, run on the CPU on these values, changes the output
     arrived: str = "all"  # how much of the CPU's answer the output holds after: all, part, none
+    shape: tuple[int, ...] = ()  # the output's shape
 
     def laid_out_as(self, output_layout: str, input_layout: str) -> bool:
         """Whether this call's output and inputs have the layouts a case asks for."""
@@ -103,6 +104,7 @@ def _op_call(name: str, args: tuple, start: torch.Tensor, expected: torch.Tensor
         from_zeros=not bool(start.any()),
         changes=not same_bits(start, expected),
         arrived=_arrived(out.detach().cpu(), start, expected),
+        shape=tuple(out.shape),
     )
 
 

@@ -205,13 +205,21 @@ def _layout_verdict(runs: list[OpCall], case: Isolation) -> Verdict | None:
     if not shaped:
         first = runs[0]
         swapped = case.output_layout != case.input_layout and case.input_layout in first.output
-        cause = (
-            "you laid out the output as the inputs' layout (swapped?)"
-            if swapped and all(case.output_layout in i for i in first.inputs)
-            else "a copy (.contiguous(), .clone(memory_format=...), .to(device) of a tensor "
-            "with gaps) or a fresh tensor is not the tensor the case asks about: the "
-            "experiment never varied the output's layout"
-        )
+        if swapped and all(case.output_layout in i for i in first.inputs):
+            cause = "you laid out the output as the inputs' layout (swapped?)"
+        elif 1 in first.shape:
+            cause = (
+                f"your tensors are {first.shape}: with a size-1 dim, laid out as asked, the "
+                "output did not get the layout the case is about (the checker sees it as "
+                f"{_names(first.output)}), so the experiment never varied it. Use at least 2 "
+                "rows and 2 columns"
+            )
+        else:
+            cause = (
+                "a copy (.contiguous(), .clone(memory_format=...), .to(device) of a tensor "
+                "with gaps) or a fresh tensor is not the tensor the case asks about: the "
+                "experiment never varied the output's layout"
+            )
         return failed(
             f"for {case.what} the output your {case.op} wrote into was {_names(first.output)}, "
             f"not {case.output_layout}: {cause}. Write into "
@@ -397,6 +405,20 @@ def _isolate_moved_to_the_device():
     return isolate_op
 
 
+def _isolate_on_one_row():
+    def isolate_op(op, output_layout, input_layout):  # "a small example": one row
+        gen = torch.Generator().manual_seed(0)
+        start = torch.randn(1, 4, generator=gen)
+        a, b = torch.randn(1, 4, generator=gen), torch.rand(1, 4, generator=gen) + 0.5
+        expected = start.clone()
+        OP_CALLS[op](expected, a, b)
+        out = laid_out(start, output_layout, emps.DEVICE)
+        OP_CALLS[op](out, *(laid_out(t, input_layout, emps.DEVICE) for t in (a, b)))
+        return "updates" if torch.equal(out.cpu(), expected) else "lost"
+
+    return isolate_op
+
+
 def _isolate_with_the_course():
     def isolate_op(op, output_layout, input_layout):
         found = op_isolation.isolate(op, output_layout, input_layout)
@@ -435,6 +457,7 @@ register(
             lambda: _isolate_comparing("device expected"),
             _isolate_on_ones,
             _isolate_moved_to_the_device,
+            _isolate_on_one_row,
         ),
     )
 )
