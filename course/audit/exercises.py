@@ -454,7 +454,13 @@ def _check_lost_writes(fn) -> Verdict:
                 f"on {label} lost_writes returned {type(answer).__name__} {answer!r}: return "
                 "a set of op names such as {'aten::mul_'}"
             )
-        yours = {str(a) if str(a).startswith("aten::") else f"aten::{a}" for a in answer}
+        if not all(isinstance(a, str) for a in answer):
+            odd = next(a for a in answer if not isinstance(a, str))
+            return failed(
+                f"on {label} lost_writes returned {type(odd).__name__} objects, not names: return "
+                "op names, strings such as 'aten::mul_' (a result's name is its .op)"
+            )
+        yours = {a if a.startswith("aten::") else f"aten::{a}" for a in answer}
         overloads = sorted(a for a in yours if "." in a)
         if overloads:
             return failed(

@@ -6,6 +6,7 @@ import pytest
 
 from course import emps
 from course.audit import exercises  # registers 08's exercises (without importing every lesson)
+from course.audit.core import audit
 from course.audit.judge import ks_distance
 from course.exercises import check, get, predict, reveal
 from tests.corpus import assert_told_its_cause, corpus_cases
@@ -99,6 +100,15 @@ def test_lost_writes_wants_a_function_and_a_set_of_names():
     assert "pass your function" in check("08.lost_writes", {"aten::normal_"}).message
     verdict = check("08.lost_writes", lambda backend: "normal_")
     assert not verdict.passed and "returned str 'normal_'" in verdict.message
+
+
+def test_lost_writes_wants_names_not_results():
+    def results(backend):
+        found = audit("emulated", layouts="transposed", dtypes="float32", backend=backend)
+        return [r for r in found if r.verdict in ("silent-no-write", "wrong-values")]
+
+    verdict = check("08.lost_writes", results)
+    assert not verdict.passed and "returned AuditResult objects, not names" in verdict.message
 
 
 def test_lost_writes_accepts_names_without_the_aten_prefix():

@@ -395,8 +395,9 @@ register(
     Exercise(
         name="07.write_kernel",
         prompt="Write my_addcmul_ in C++ (start from the skeleton, course.kernels.cpp.learner."
-        "SKELETON): out += value * a * b, right for every layout of every tensor (any number "
-        "of dims, storage offsets, strides, broadcast inputs) and every value.",
+        "SKELETON, and keep its signature): out += value * a * b, right for every layout of "
+        "every tensor (any number of dims, storage offsets, strides, broadcast inputs) and "
+        "every value.",
         checker=check_write_kernel,
         hint="For each flat position i, turn i into an index (last dim fastest: k = rest % "
         "sizes[d], rest /= sizes[d]) and add k * stride[d] to each tensor's own offset.",
@@ -638,7 +639,7 @@ class TileCase:
             return None
         product, added = (self.t1 * self.t2).flatten(), (self.out - before).flatten()
         used = float(added @ product / (product @ product))
-        if torch.allclose(added, used * product, atol=1e-4):
+        if abs(used - self.value) > 1e-3 and torch.allclose(added, used * product, atol=1e-4):
             return failed(
                 f"{self.where} your loop used value {used:.3g}, not the value passed in",
                 f"value {used:.3g}",
