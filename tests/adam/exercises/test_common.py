@@ -5,7 +5,7 @@ from __future__ import annotations
 import torch
 
 from course import emps
-from course.adam.exercises.common import OpWatch, layouts
+from course.adam.exercises.common import OpWatch, Writes, layouts
 from course.layout.named import laid_out
 
 
@@ -25,3 +25,15 @@ def test_an_op_call_records_device_profile_layouts_and_a_zero_start():
 def test_a_transposed_view_inside_its_storage_has_two_layouts():
     view = torch.zeros(5, 4)[1:].T
     assert layouts(view) == {"transposed", "storage-offset"}
+
+
+def test_writes_are_recorded_per_memory_under_the_op_s_base_name():
+    param, other = torch.zeros(3, 2).T, torch.ones(2, 3)
+    with Writes() as writes:
+        param.addcdiv_(other, other, value=1.0)
+        torch.addcdiv(param, other, other, out=param.detach())
+        torch._foreach_addcdiv_([param], [other], [other], 1.0)
+        param.sub_(other)
+        (other + 1).mul_(2)  # a temporary: not the parameter's memory
+    assert writes.into(param) == ["addcdiv", "addcdiv", "addcdiv", "sub"]
+    assert writes.into(other) == []

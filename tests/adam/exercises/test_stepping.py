@@ -114,3 +114,34 @@ def test_an_error_names_the_problem_it_happened_on():
 
     verdict = check("03.adam_step", two_d_only)
     assert "of a bias (1-D)" in verdict.message and "raised ValueError" in verdict.message
+
+
+def _spelled(how: str):
+    """torch's ops written another way: out= or foreach. Still torch's ops, still its step."""
+
+    def my_step(param, grad, state, lr, betas, eps):
+        beta1, beta2 = betas
+        if not state:
+            state.update(
+                step=0, exp_avg=torch.zeros_like(param), exp_avg_sq=torch.zeros_like(param)
+            )
+        state["step"] += 1
+        t = state["step"]
+        m, v = state["exp_avg"], state["exp_avg_sq"]
+        if how == "out=":
+            torch.lerp(m, grad, 1 - beta1, out=m)
+        else:
+            torch._foreach_lerp_([m], [grad], 1 - beta1)
+        v.mul_(beta2).addcmul_(grad, grad, value=1 - beta2)
+        denom = (v.sqrt() / (1 - beta2**t) ** 0.5).add_(eps)
+        if how == "out=":
+            torch.addcdiv(param, m, denom, value=-lr / (1 - beta1**t), out=param)
+        else:
+            torch._foreach_addcdiv_([param], [m], [denom], -lr / (1 - beta1**t))
+
+    return my_step
+
+
+@pytest.mark.parametrize("how", ["out=", "foreach"])
+def test_torch_ops_in_their_out_and_foreach_spellings_pass(how):
+    assert check("03.adam_step", _spelled(how)).passed
