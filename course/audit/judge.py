@@ -23,6 +23,7 @@ from dataclasses import dataclass
 import torch
 
 from course.audit.distributions import Law, misfits
+from course.errors import CourseError
 
 VERDICTS = ("ok", "silent-no-write", "wrong-values", "error", "skipped")
 BUGS = ("silent-no-write", "wrong-values")
@@ -112,7 +113,9 @@ def ks_distance(a: torch.Tensor, b: torch.Tensor) -> float:
 
     One sort of both samples; each element steps the difference of the two CDFs (scaled by
     len(a) * len(b) to stay in exact integers), read at the last of each run of equal values.
+    A sample is its elements, whatever the shape: a 2-D draw is compared as its flat values.
     """
+    a, b = _sample(a, "a"), _sample(b, "b")
     values = torch.cat([a, b])
     steps = torch.cat(
         [torch.full((len(a),), len(b), dtype=torch.int64), torch.full((len(b),), -len(a))]
@@ -122,6 +125,21 @@ def ks_distance(a: torch.Tensor, b: torch.Tensor) -> float:
     last = torch.ones_like(values, dtype=torch.bool)
     last[:-1] = values[1:] != values[:-1]
     return gap[last].abs().max().item() / (len(a) * len(b))
+
+
+def _sample(values: object, name: str) -> torch.Tensor:
+    """`values` as a flat real sample, or a CourseError saying what ks_distance needs."""
+    if not isinstance(values, torch.Tensor) or values.is_complex() or values.numel() == 0:
+        raise CourseError(
+            f"ks_distance({name}=...) needs a non-empty tensor of real numbers (any shape), "
+            f"got {type(values).__name__}"
+            + (
+                f" of {values.numel()} {values.dtype} values"
+                if isinstance(values, torch.Tensor)
+                else ""
+            )
+        )
+    return values.detach().flatten().cpu()
 
 
 @dataclass(frozen=True)

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import pytest
 import torch
 
 from course.audit.distributions import normal
 from course.audit.judge import judge, ks_distance, unchanged
+from course.errors import CourseError
 
 
 def test_judge_tells_zeros_from_nothing():
@@ -81,3 +83,13 @@ def test_ks_distance_handles_ties_exactly():
     assert ks_distance(a, a + 10) == 1.0
     coins = torch.tensor([0.0, 0.0, 1.0, 1.0])
     assert ks_distance(coins, torch.tensor([0.0, 1.0, 1.0, 1.0])) == 0.25
+
+
+def test_ks_distance_takes_any_shape_and_names_bad_samples():
+    a = torch.randn(6, 5, generator=torch.Generator().manual_seed(2))
+    assert ks_distance(a, a.t()) == 0.0  # the same values in another layout
+    assert ks_distance(a, a.flatten() + 10) == 1.0
+    for bad, words in [(torch.zeros(0), "0 torch.float32 values"), ([1.0, 2.0], "got list")]:
+        with pytest.raises(CourseError, match="non-empty tensor of real numbers") as caught:
+            ks_distance(bad, a)
+        assert words in str(caught.value)
