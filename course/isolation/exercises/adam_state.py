@@ -26,8 +26,11 @@ from course.isolation.exercises.common import (
     SMALL,
     Variant,
     require_bool,
+    same_answer,
     statistic_verdict,
     stepped_outside,
+    unprepared_step,
+    watch_backward,
 )
 from course.isolation.experiments import DECODER, ENCODER, Bench, bench
 
@@ -35,13 +38,13 @@ from course.isolation.experiments import DECODER, ENCODER, Bench, bench
 
 STATE_VARIANTS = (
     Variant("the story's bench", "this is the story's observation"),
+    Variant("another seed, smaller sizes", "not one seed's numbers", {"seed": 4, **SMALL}),
     Variant(
-        f"a later profile ({LATER.name})",
-        "the same step on a fixed profile: the state must follow the device",
-        {"profile": LATER},
+        f"a later profile ({LATER.name}), another seed",
+        "a step on a fixed profile: the state must follow the device",
+        {"profile": LATER, "seed": 1},
     ),
     Variant("the CPU", "the control", {"device": "cpu", **SMALL}),
-    Variant("another seed, smaller sizes", "not one seed's numbers", {"seed": 4, **SMALL}),
 )
 
 
@@ -55,17 +58,27 @@ def _state_readings(index: int) -> tuple[tuple[float, float], tuple[list, list]]
     m, v = encoder["exp_avg"], encoder["exp_avg_sq"]
     right = (m.abs().max().item(), v.abs().max().item())
     theirs = "that is the decoder's state: the question is the encoder's"
+    bias = optimizer.state[b.parameter("encoder.bias")]
+    of_bias = "that is the encoder's bias: the question is its weight, encoder.weight"
+    order = "that is the other number: the pair is (max |exp_avg|, max exp_avg_sq), in that order"
     mistakes = (
         [
             (decoder["exp_avg"].abs().max().item(), theirs),
+            (bias["exp_avg"].abs().max().item(), of_bias),
+            (v.abs().max().item(), order),
+            (m.abs().sum().item(), "that is the sum of magnitudes: the question is the largest"),
             (m.max().item(), "that is the largest signed value: take the absolute value first"),
             (m.abs().mean().item(), "that is the mean magnitude: the question is the largest"),
             (m.abs().flatten()[0].item(), "that is one element: take the largest of all"),
         ],
         [
             (decoder["exp_avg_sq"].abs().max().item(), theirs),
+            (bias["exp_avg_sq"].abs().max().item(), of_bias),
+            (m.abs().max().item(), order),
             (v.abs().max().sqrt().item(), "that is its square root: give exp_avg_sq itself"),
             (v.abs().mean().item(), "that is the mean: the question is the largest"),
+            (v.sum().item(), "that is the sum: the question is the largest"),
+            (v.min().item(), "that is the smallest: the question is the largest"),
         ],
     )
     return right, mistakes
@@ -73,22 +86,43 @@ def _state_readings(index: int) -> tuple[tuple[float, float], tuple[list, list]]
 
 def _state_of(fn: Callable, variant: Variant) -> tuple[object, Bench] | Verdict:
     b = variant.bench()
+    calls = watch_backward(b)
     try:
         got = fn(b)
     except KeyError as missing:
+        if b.parameter(ENCODER).grad is None or unprepared_step(b, calls) is not None:
+            return _no_backward(variant)
         return failed(
             f"on {variant.what} your function looked up a key that is not there "
             f"({missing}): optimizer.state is keyed by the parameter tensor itself "
             "(bench.parameter('encoder.weight')), and each entry holds 'step', 'exp_avg' "
             "and 'exp_avg_sq'"
         )
+    return _adam_log(b, calls, variant) or (got, b)
+
+
+def _no_backward(variant: Variant) -> Verdict:
+    return failed(
+        f"on {variant.what} your Adam step ran without bench.backward() before it: with no "
+        "gradient, Adam skips the parameter and makes no state for it. Backward first, then step."
+    )
+
+
+def _adam_log(b: Bench, calls: list[int], variant: Variant) -> Verdict | None:
+    """One Adam step, the story's settings, with the bench active and a backward before it."""
     adam_steps = [r for r in b.steps if r.update == "Adam"]
+    others = sorted({r.update for r in b.steps if r.update != "Adam"})
     verdict = stepped_outside(b, variant.what)
     if verdict is None and not adam_steps:
         verdict = failed(
             f"on {variant.what} your function took no Adam step on the bench: the numbers must "
             "come from the state of an optimizer stepped on this bench (numbers remembered from "
             "one bench are wrong on the next)"
+        )
+    if verdict is None and others:
+        verdict = failed(
+            f"on {variant.what} your function also stepped {', '.join(others)}: the question "
+            "is Adam's state after one backward and one Adam step, with nothing else run"
         )
     if verdict is None and len(adam_steps) > 1:
         verdict = failed(
@@ -97,10 +131,22 @@ def _state_of(fn: Callable, variant: Variant) -> tuple[object, Bench] | Verdict:
             len(adam_steps),
             1,
         )
-    return verdict or (got, b)
+    if verdict is None and unprepared_step(b, calls) is not None:
+        verdict = _no_backward(variant)
+    settings = (adam_steps[0].lr, adam_steps[0].betas) if adam_steps else None
+    if verdict is None and settings != (variant.lr, variant.betas):
+        verdict = failed(
+            f"on {variant.what} your Adam ran with (lr, betas) {settings}: the question is the "
+            "story's Adam, experiments.adam(lr=1e-3) (betas (0.9, 0.999)). Another setting is "
+            "another experiment",
+            settings,
+            (variant.lr, variant.betas),
+        )
+    return verdict
 
 
 def _check_adam_state(fn: Callable) -> Verdict:
+    seen: dict[tuple, tuple[str, tuple]] = {}  # a learner's pair -> where, and the right pair
     for index, variant in enumerate(STATE_VARIANTS):
         ran = _state_of(fn, variant)
         if isinstance(ran, Verdict):
@@ -114,6 +160,10 @@ def _check_adam_state(fn: Callable) -> Verdict:
                 "tuple of two floats",
             )
         want, mistakes = _state_readings(index)
+        mine = (float(got[0]), float(got[1]))
+        verdict = same_answer(seen, mine, f"on {variant.what}", want, "this bench's optimizer")
+        if verdict is not None:
+            return verdict
         for i, label in enumerate(("max |exp_avg|", "max exp_avg_sq")):
             where = f"on {variant.what} ({variant.why})"
             verdict = statistic_verdict(label, where, float(got[i]), want[i], mistakes[i])
@@ -135,12 +185,56 @@ def _reference_adam_state():
     return encoder_adam_state
 
 
-def _adam_state_reading(read: Callable, name: str = ENCODER):
+def _adam_state_reading(
+    read: Callable, name: str = ENCODER, update: Callable | None = None, swap: bool = False
+):
+    """A reading of the state after one step of `update` (the story's Adam by default)."""
+
+    def encoder_adam_state(bench):
+        bench.backward()
+        optimizer = bench.step(update or experiments.adam(lr=1e-3))
+        state = optimizer.state[bench.parameter(name)]
+        pair = read(state["exp_avg"]).item(), read(state["exp_avg_sq"]).item()
+        return pair[::-1] if swap else pair
+
+    return encoder_adam_state
+
+
+def _state_without_backward():
+    def encoder_adam_state(bench):
+        optimizer = bench.step(experiments.adam(lr=1e-3))
+        state = optimizer.state[bench.parameter("encoder.weight")]
+        return state["exp_avg"].abs().max().item(), state["exp_avg_sq"].abs().max().item()
+
+    return encoder_adam_state
+
+
+def _printed_after_a_step():
+    def encoder_adam_state(bench):
+        bench.backward()
+        bench.step(experiments.adam(lr=1e-3))
+        return (0.004265913274139166, 0.0)  # the story bench's pair, copied
+
+    return encoder_adam_state
+
+
+def _state_after_sgd_and_adam():
+    def encoder_adam_state(bench):
+        bench.backward()
+        bench.step(experiments.sgd(lr=1e-3))
+        optimizer = bench.step(experiments.adam(lr=1e-3))
+        state = optimizer.state[bench.parameter("encoder.weight")]
+        return state["exp_avg"].abs().max().item(), state["exp_avg_sq"].abs().max().item()
+
+    return encoder_adam_state
+
+
+def _smallest_exp_avg_sq():
     def encoder_adam_state(bench):
         bench.backward()
         optimizer = bench.step(experiments.adam(lr=1e-3))
-        state = optimizer.state[bench.parameter(name)]
-        return read(state["exp_avg"]).item(), read(state["exp_avg_sq"]).item()
+        state = optimizer.state[bench.parameter("encoder.weight")]
+        return state["exp_avg"].abs().max().item(), state["exp_avg_sq"].min().item()
 
     return encoder_adam_state
 
@@ -197,6 +291,17 @@ register(
             _state_outside_the_bench,
             _state_after_two_steps,
             lambda: lambda bench: (0.004, 0.0),
+            lambda: _adam_state_reading(lambda t: t.abs().max(), swap=True),
+            lambda: _adam_state_reading(lambda t: t.abs().max(), update=experiments.adam(1e-2)),
+            lambda: _adam_state_reading(
+                lambda t: t.abs().max(), update=experiments.adam(1e-3, betas=(0.9, 0.9))
+            ),
+            _state_without_backward,
+            _printed_after_a_step,
+            lambda: _adam_state_reading(lambda t: t.abs().max(), "encoder.bias"),
+            _state_after_sgd_and_adam,
+            lambda: _adam_state_reading(lambda t: t.abs().sum()),
+            _smallest_exp_avg_sq,
         ),
     )
 )
@@ -225,12 +330,23 @@ HERRING_VARIANTS = (
         steps=2,
     ),
     Variant(
-        "the CPU (betas (0.0, 0.5), 1 step)",
+        "the CPU, a batch of one sample (betas (0.0, 0.5), 1 step)",
         "the control: Adam trains on the CPU, even in a single step (is your `before` taken "
-        "before the first step?)",
-        {"device": "cpu", **SMALL},
+        "before the first step?). One sample uses only k features, so only k rows of the "
+        "encoder move: compare every row, not the first ones",
+        {"device": "cpu", "batch_size": 1, **SMALL},
         betas=(0.0, 0.5),
         steps=1,
+    ),
+    Variant(
+        f"a later profile, {LATER.name}, inputs 3e-7 times as large (betas (0.9, 0.99), 1 step)",
+        "tiny inputs give gradients far below Adam's eps, so each element moves by a float32 "
+        "step or a few, not by lr: allclose, a threshold or a sum calls that frozen. 'Never "
+        "moved' means bitwise equal",
+        {"profile": LATER, "seed": 6, **SMALL},
+        betas=(0.9, 0.99),
+        steps=1,
+        data_scale=3e-7,
     ),
     Variant(
         "a contiguous encoder on the story's profile (betas (0.8, 0.0), 3 steps)",
@@ -248,8 +364,9 @@ def _expected_frozen(index: int) -> bool:
     return _reference_frozen_after()(variant.bench(), variant.betas, variant.steps)
 
 
-def _herring_log(b: Bench, variant: Variant) -> Verdict | None:
-    """What the experiment really did: Adam, with the betas given, `steps` times, one optimizer."""
+def _herring_log(b: Bench, calls: list[int], variant: Variant) -> Verdict | None:
+    """What the experiment really did: Adam, with the betas given, `steps` times, one optimizer,
+    a backward before each step."""
     verdict = stepped_outside(b, variant.what)
     others = sorted({r.update for r in b.steps if r.update != "Adam"})
     adam = [r for r in b.steps if r.update == "Adam"]
@@ -266,7 +383,8 @@ def _herring_log(b: Bench, variant: Variant) -> Verdict | None:
     if verdict is None and len(adam) != variant.steps:
         verdict = failed(
             f"on {variant.what} your experiment took {len(adam)} Adam step(s), not the "
-            "`steps` it was given: one that ignores `steps` never tests more steps",
+            "`steps` it was given: one that ignores `steps` (or is off by one) never tests "
+            "the step count it claims to",
             len(adam),
             variant.steps,
         )
@@ -277,30 +395,62 @@ def _herring_log(b: Bench, variant: Variant) -> Verdict | None:
             "1. Make the optimizer once and step it again: bench.step(factory) returns it, and "
             "bench.step(optimizer) steps it."
         )
+    return verdict or _herring_settings(b, calls, adam, variant)
+
+
+def _herring_settings(b: Bench, calls: list[int], adam: list, variant: Variant) -> Verdict | None:
+    """A backward before each step, and Adam with the betas given and the story's lr."""
+    unprepared = unprepared_step(b, calls)
+    if unprepared is not None:
+        return failed(
+            f"on {variant.what} your step {unprepared + 1} ran without a bench.backward() "
+            "since the step before it: each step needs a backward before it, or it applies "
+            "no gradient (the first) or the last step's gradient again (a later one)"
+        )
     wrong_betas = [r.betas for r in adam if r.betas != variant.betas]
-    if verdict is None and wrong_betas:
-        verdict = failed(
-            f"on {variant.what} your Adam ran with betas {wrong_betas[0]}, not the "
-            "betas it was given: an experiment that never varies the betas cannot "
-            "rule them out",
+    if wrong_betas:
+        swapped = wrong_betas[0] == tuple(reversed(variant.betas))
+        return failed(
+            f"on {variant.what} your Adam ran with betas {wrong_betas[0]}, not the betas it "
+            "was given: "
+            + (
+                "they are in the wrong order, betas = (beta1, beta2)"
+                if swapped
+                else "an experiment that never varies the betas cannot rule them out"
+            ),
             wrong_betas[0],
             variant.betas,
         )
-    return verdict
+    wrong_lr = [r.lr for r in adam if r.lr != variant.lr]
+    if wrong_lr:
+        return failed(
+            f"on {variant.what} your Adam ran with lr {wrong_lr[0]}: the experiment is Adam at "
+            "lr 1e-3 with the betas and steps given. Change only what is under test",
+            wrong_lr[0],
+            variant.lr,
+        )
+    return None
 
 
 def _check_frozen_after(fn: Callable) -> Verdict:
     for index, variant in enumerate(HERRING_VARIANTS):
         b = variant.bench()
+        calls = watch_backward(b)
         got = fn(b, variant.betas, variant.steps)
-        verdict = _herring_log(b, variant) or require_bool(got, variant)
+        verdict = _herring_log(b, calls, variant) or require_bool(got, variant)
         if verdict is not None:
             return verdict
         if got != _expected_frozen(index):
             frozen = "stays frozen" if _expected_frozen(index) else "moves"
+            compare = (
+                ". Compare a snapshot taken before the first step (bench.snapshot(), a copy) "
+                "with one after the last, every element exactly"
+                if got
+                else ""
+            )
             return failed(
                 f"on {variant.what} the encoder {frozen}, and your function said "
-                f"frozen = {got}: {variant.why}",
+                f"frozen = {got}: {variant.why}{compare}",
                 got,
                 _expected_frozen(index),
             )
@@ -328,17 +478,37 @@ def _herring(
     fresh: bool = False,
     count: int | None = None,
     make: Callable = experiments.adam,
+    order: Callable[[tuple], tuple] = tuple,
+    lr: float = 1e-3,
+    compare: Callable = torch.equal,
 ):
-    """frozen_after as a learner gets it wrong: betas ignored, a fresh optimizer every step, a
-    fixed step count, or another optimizer (`make`)."""
+    """frozen_after as a learner gets it wrong: betas ignored or reordered, a fresh optimizer
+    every step, a fixed step count, another optimizer (`make`) or lr, a loose comparison."""
 
     def frozen_after(bench, betas, steps):
         before = bench.snapshot()[ENCODER]
-        factory = make(lr=1e-3, betas=betas) if use_betas else make(lr=1e-3)
+        factory = make(lr=lr, betas=order(betas)) if use_betas else make(lr=lr)
         optimizer = factory
         for _ in range(steps if count is None else count):
             bench.backward()
             optimizer = bench.step(factory if fresh else optimizer)
+        return compare(before, bench.snapshot()[ENCODER])
+
+    return frozen_after
+
+
+def _backward(*, once: bool):
+    """One backward for all the steps (once), or each step before its backward."""
+
+    def frozen_after(bench, betas, steps):
+        before = bench.snapshot()[ENCODER]
+        optimizer = experiments.adam(lr=1e-3, betas=betas)
+        if once:
+            bench.backward()
+        for _ in range(steps):
+            optimizer = bench.step(optimizer)
+            if not once:
+                bench.backward()
         return torch.equal(before, bench.snapshot()[ENCODER])
 
     return frozen_after
@@ -390,6 +560,15 @@ register(
             _stepped_outside_the_bench,
             _snapshot_after_the_first_step,
             lambda: lambda bench, betas, steps: not _reference_frozen_after()(bench, betas, steps),
+            lambda: _backward(once=True),
+            lambda: _backward(once=False),
+            lambda: _herring(order=lambda betas: betas[::-1]),
+            lambda: _herring(lr=1e-2),
+            lambda: _herring(compare=torch.allclose),
+            lambda: _herring(compare=lambda a, b: torch.equal(a[:8], b[:8])),
+            lambda: _herring(compare=lambda a, b: bool(a.sum() == b.sum())),
+            lambda: _herring(compare=lambda a, b: bool((a - b).abs().max() < 1e-6)),
+            lambda: lambda bench, betas, steps: _herring()(bench, betas, steps - 1),
         ),
     )
 )

@@ -26,7 +26,9 @@ class Variant:
     """One hidden bench and one update, with why a right experiment must get it right.
 
     `update` makes what the learner's function is handed, from the learning rate;
-    `optimizer` is the class name of the optimizer it makes (None: a step function)."""
+    `optimizer` is the class name of the optimizer it makes (None: a step function);
+    `data_scale` multiplies the bench's samples: tiny inputs give gradients far below Adam's
+    eps, whose steps then move an element by a float32 step or a few, not by lr."""
 
     what: str
     why: str
@@ -36,10 +38,14 @@ class Variant:
     lr: float = 1e-3
     betas: tuple[float, float] = STORY_BETAS
     steps: int = 1
+    data_scale: float = 1.0
 
     def bench(self) -> Bench:
         """A fresh bench for this variant (each experiment gets its own)."""
-        return bench(**self.settings)
+        made = bench(**self.settings)
+        if self.data_scale != 1.0:  # bench() has no such argument: its samples, scaled here
+            made._data = made._data * self.data_scale
+        return made
 
     def make_update(self) -> Update:
         """The update this variant hands to the learner's function."""
@@ -88,6 +94,27 @@ def stepped_other(bench: Bench, variant: Variant) -> Verdict | None:
     )
 
 
+def watch_backward(bench: Bench) -> list[int]:
+    """Note, at each bench.backward() the learner's experiment calls, how many steps had run.
+
+    A step needs a backward before it (the gradients it applies); the log of steps alone cannot
+    say whether one came first, so the checker watches this bench's backward too."""
+    calls: list[int] = []
+    backward = bench.backward
+
+    def watched() -> float:
+        calls.append(len(bench.steps))
+        return backward()
+
+    bench.backward = watched  # this bench only: the checker's own, handed to the learner
+    return calls
+
+
+def unprepared_step(bench: Bench, calls: list[int]) -> int | None:
+    """The first step (0-based) with no bench.backward() since the step before it, else None."""
+    return next((i for i in range(len(bench.steps)) if i not in calls), None)
+
+
 def close(a: float, b: float) -> bool:
     return abs(a - b) <= 1e-6 * abs(b) + 1e-30
 
@@ -102,3 +129,20 @@ def statistic_verdict(
         if not close(value, want) and close(mine, value):
             return failed(f"{label} is wrong {where}: {cause}", f"{mine:.6g}", f"{want:.6g}")
     return failed(f"{label} is wrong {where}", f"{mine:.6g}", f"{want:.6g}")
+
+
+def same_answer(
+    seen: dict[tuple, tuple[str, tuple]], mine: tuple, where: str, want: tuple, source: str
+) -> Verdict | None:
+    """The learner's numbers, seen before where the right ones differ: nothing was computed.
+
+    `seen` maps each pair the learner gave to where, and the right pair there; it is filled
+    here. `source` says where the numbers must come from instead."""
+    earlier = seen.setdefault(mine, (where, want))
+    if earlier[0] == where or all(close(a, b) for a, b in zip(earlier[1], want, strict=True)):
+        return None
+    return failed(
+        f"your function gave the same numbers {earlier[0]} and {where}, where the right "
+        f"numbers differ: compute them from {source} (numbers copied from a printed output "
+        "fit one case only)"
+    )

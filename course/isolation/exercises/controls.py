@@ -52,9 +52,8 @@ def _float64_run_changes() -> str:
 register_prediction(
     Prediction(
         "02.two_variables",
-        "The device refuses float64, yet the story's float64 run trained. Compared with the "
-        "story's run (float32 on the device, Adam with its usual settings), what differs in a "
-        "float64 run?",
+        "The story's float64 run trained. Compared with the story's run (float32 on the "
+        "device, Adam with its usual settings), what differs in a float64 run?",
         TWO_VARIABLES,
         _float64_run_changes,
         "The device refuses float64, so a float64 run can only run on the CPU: the dtype AND the "
@@ -81,7 +80,7 @@ class Control:
 FLOAT64_RUN = Control("the float64 run", "the dtype and the device", "cpu", torch.float64)
 FLOAT32_RUN = Control("the float32 run on the CPU", "the device", "cpu")
 CONTIGUOUS_RUN = Control("the contiguous run", "the encoder's layout", contiguous=True)
-STORY_BATCH, STORY_SEED = 128, 0
+STORY_BATCH, STORY_SEED, STORY_K = 128, 0, 32
 
 
 @functools.cache
@@ -139,6 +138,13 @@ def _start(b: Bench, control: Control) -> Verdict | None:
             shapes[ENCODER],
             list(story[ENCODER].shape),
         )
+    if b.model.k != STORY_K:
+        return failed(
+            f"your bench keeps k = {b.model.k} features per sample, the story's {STORY_K}: "
+            "another model, a second variable",
+            b.model.k,
+            STORY_K,
+        )
     if any(not torch.equal(b.initial[n].double(), story[n].double()) for n in story):
         return failed(
             "your bench started from other weights than the story's: a second "
@@ -148,6 +154,13 @@ def _start(b: Bench, control: Control) -> Verdict | None:
 
 
 def _layout(b: Bench, control: Control) -> Verdict | None:
+    """The encoder's layout is the one under test; every other parameter stays contiguous."""
+    others = [n for n, p in b.model.named_parameters() if n != ENCODER and not p.is_contiguous()]
+    if others:
+        return failed(
+            f"your bench's {others[0]} is not contiguous, the story's is: you changed its "
+            f"layout too, a second variable. The one change here is {control.changed}"
+        )
     weight = b.parameter(ENCODER)
     if weight.is_contiguous() == control.contiguous:
         return None
@@ -187,6 +200,43 @@ def _ran_adam(b: Bench, control: Control) -> Verdict | None:
     return None
 
 
+def _had_gradients(b: Bench, control: Control) -> Verdict | None:
+    """Adam stepped, yet the encoder is as built: the step had no gradient to apply.
+
+    On every bench these runs are made on (the CPU, a contiguous encoder) Adam moves the
+    encoder, so an unmoved one says the experiment did not run as it must, not what the
+    device does."""
+    if not torch.equal(b.initial[ENCODER].double(), b.snapshot()[ENCODER].double()):
+        return None
+    grad = b.parameter(ENCODER).grad
+    cause = (
+        "it has no gradient (no backward ran, or the gradients were cleared before the step)"
+        if grad is None
+        else "its gradient is zero (cleared after the backward?)"
+        if not grad.any()
+        else "the step ran before the backward"
+    )
+    return failed(
+        f"Adam stepped your bench, and its encoder is exactly as built: {cause}. A step with "
+        f"no gradient moves nothing, so this run says nothing about {control.changed}. "
+        "Run encoder_moves(your_bench, experiments.adam()) on a fresh bench: backward, then step."
+    )
+
+
+def _ran_in(b: Bench, control: Control) -> Verdict | None:
+    """A float64 run whose encoder holds only float32 values stepped in float32, then changed."""
+    if control.dtype != torch.float64:
+        return None
+    weight = b.parameter(ENCODER).detach()
+    if not torch.equal(weight, weight.float().double()):
+        return None
+    return failed(
+        "your bench is float64 now, but every value of its encoder is a float32 one: the "
+        "steps ran in float32 and the model became float64 after. Build the bench float64 "
+        "(experiments.bench(..., dtype=torch.float64)), then run the experiment on it."
+    )
+
+
 def _check_control(control: Control, answer: object) -> Verdict:
     if not isinstance(answer, Bench):
         return failed(
@@ -195,7 +245,7 @@ def _check_control(control: Control, answer: object) -> Verdict:
             type(answer).__name__,
             "Bench",
         )
-    for part in (_setting, _start, _layout, _ran_adam):
+    for part in (_setting, _start, _layout, _ran_adam, _had_gradients, _ran_in):
         verdict = part(answer, control)
         if verdict is not None:
             return verdict
@@ -216,6 +266,44 @@ def _run_on(update: Callable | None = None, **settings) -> Callable[[], Bench]:
         return made
 
     return build
+
+
+def _run_with(experiment: Callable[[Bench], object], **settings) -> Callable[[], Bench]:
+    """A wrong answer: a bench built with `settings`, then `experiment` run on it."""
+
+    def build() -> Bench:
+        made = bench(**settings)
+        experiment(made)
+        return made
+
+    return build
+
+
+def _step_without_backward(b: Bench) -> None:
+    b.step(experiments.adam())
+
+
+def _grads_cleared(b: Bench) -> None:
+    b.backward()
+    b.model.zero_grad()
+    b.step(experiments.adam())
+
+
+def _step_then_backward(b: Bench) -> None:
+    b.step(experiments.adam())
+    b.backward()
+
+
+def _decoder_transposed_too(b: Bench) -> None:
+    weight = b.parameter("decoder.weight")
+    with b:
+        weight.data = weight.data.t().contiguous().t()
+    encoder_moves(b, experiments.adam())
+
+
+def _run_then_double(b: Bench) -> None:
+    encoder_moves(b, experiments.adam())
+    b.model.double()
 
 
 # The notebook's own name for the experiment, so each reference below reads (and, printed by
@@ -280,6 +368,10 @@ _register_control(
         _run_on(experiments.sgd(), **F64),
         _run_on(experiments.adam(lr=1e-2), **F64),
         lambda: True,
+        _run_with(_step_without_backward, **F64),
+        _run_with(_grads_cleared, **F64),
+        _run_on(ADAM, k=16, **F64),
+        _run_with(_run_then_double, device="cpu"),
     ),
 )
 _register_control(
@@ -297,6 +389,10 @@ _register_control(
         _run_on(ADAM, device="cpu", batch_size=256),
         _run_on(None, device="cpu"),
         _run_on(experiments.sgd(), device="cpu"),
+        _run_with(_step_without_backward, device="cpu"),
+        _run_with(_grads_cleared, device="cpu"),
+        _run_on(ADAM, k=16, device="cpu"),
+        _run_with(_step_then_backward, device="cpu"),
     ),
 )
 _register_control(
@@ -313,6 +409,11 @@ _register_control(
         _run_on(ADAM, init="contiguous", **SMALL),
         _run_on(None, init="contiguous"),
         _run_on(experiments.sgd(), init="contiguous"),
+        _run_with(_step_without_backward, init="contiguous"),
+        _run_with(_step_then_backward, init="contiguous"),
+        _run_on(ADAM, k=16, init="contiguous"),
+        _run_on(ADAM, init="contiguous", batch_size=64),
+        _run_with(_decoder_transposed_too, init="contiguous"),
     ),
 )
 
@@ -343,6 +444,12 @@ def _metadata_pairs() -> list[tuple[str, torch.Tensor, torch.Tensor, str]]:
         ("a tensor and its exact clone", x, x.clone(), "a clone keeps every property"),
         ("a tensor and its float64 copy", x, x.double(), "only the dtype differs"),
         (
+            "a tensor and its int32 copy",
+            x,
+            x.int(),
+            "only the dtype differs, though both take 4 bytes an element: compare dtypes",
+        ),
+        (
             "a tensor on the CPU and its copy on the emulated device",
             x,
             x.to(emps.DEVICE),
@@ -370,7 +477,9 @@ def _metadata_pairs() -> list[tuple[str, torch.Tensor, torch.Tensor, str]]:
     ]
 
 
-def _differences_verdict(what: str, got: set, want: set, why: str) -> Verdict | None:
+def _differences_verdict(
+    what: str, pair: tuple[torch.Tensor, torch.Tensor], got: set, want: set, why: str
+) -> Verdict | None:
     if got == want:
         return None
     missing, extra = sorted(want - got), sorted(got - want)
@@ -379,10 +488,13 @@ def _differences_verdict(what: str, got: set, want: set, why: str) -> Verdict | 
         parts.append(f"they differ in {', '.join(missing)} too, and your set leaves it out")
     if extra:
         parts.append(f"{', '.join(extra)} {'is' if len(extra) == 1 else 'are'} the same in both")
-    if {"stride", "is_contiguous"} <= set(extra):
+    methods = [n for n in ("stride", "is_contiguous") if n in extra]
+    a, b = pair
+    if methods and (a.stride(), a.storage_offset()) == (b.stride(), b.storage_offset()):
+        # the same layout: an extra stride or is_contiguous is a method left uncalled
         parts.append(
-            "call the methods: a.stride without () is a bound method, and two bound "
-            "methods of different tensors never compare equal"
+            f"call {' and '.join(f'a.{n}()' for n in methods)}: without () it is a bound "
+            "method, and two bound methods of different tensors never compare equal"
         )
     return failed(f"wrong for {what} ({why}): " + "; ".join(parts), sorted(got), sorted(want))
 
@@ -395,7 +507,7 @@ def _check_differences(fn: Callable) -> Verdict:
             return failed(
                 f"return a set of names from {PROPERTIES}; for {what} you returned {got!r}"
             )
-        verdict = _differences_verdict(what, set(got), reference(a, b), why)
+        verdict = _differences_verdict(what, (a, b), set(got), reference(a, b), why)
         if verdict is not None:
             return verdict
     return passed(
@@ -414,13 +526,32 @@ def _reference_differences():
     return differences
 
 
-def _differences_of(properties: tuple[str, ...], call: bool = True):
+def _differences_of(properties: tuple[str, ...], call: bool = True, calling: tuple = ()):
+    """Each property as an attribute; methods called (all with `call`, else those `calling`)."""
+
     def differences(a, b):
         def value(t, name):
             got = getattr(t, name)
-            return got() if call and callable(got) else got
+            return got() if (call or name in calling) and callable(got) else got
 
         return {n for n in properties if value(a, n) != value(b, n)}
+
+    return differences
+
+
+def _differences_by(**readings: Callable):
+    """The reference, with some properties read another way (e.g. shape as numel)."""
+    plain = {
+        "device": lambda t: t.device,
+        "dtype": lambda t: t.dtype,
+        "shape": lambda t: t.shape,
+        "stride": lambda t: t.stride(),
+        "is_contiguous": lambda t: t.is_contiguous(),
+    }
+    read = {**plain, **readings}
+
+    def differences(a, b):
+        return {n for n in PROPERTIES if read[n](a) != read[n](b)}
 
     return differences
 
@@ -452,6 +583,14 @@ register(
             lambda: _differences_of(("stride", "is_contiguous")),
             _stride_means_contiguity,
             lambda: lambda a, b: {"stride"} if a.stride() != b.stride() else set(),
+            lambda: _differences_of(PROPERTIES, call=False, calling=("stride",)),
+            lambda: _differences_of(PROPERTIES, call=False, calling=("is_contiguous",)),
+            lambda: _differences_by(dtype=lambda t: t.element_size()),
+            lambda: _differences_by(shape=lambda t: t.numel()),
+            lambda: _differences_by(stride=lambda t: (t.stride(), t.storage_offset())),
+            lambda: _differences_by(shape=lambda t: sorted(t.shape)),
+            lambda: lambda a, b: {"stride", "is_contiguous"},  # the encoder's, printed above
+            lambda: _differences_by(device=lambda t: t.cpu().device),
         ),
     )
 )

@@ -24,6 +24,8 @@ from course.exercises import (
 )
 from course.isolation.exercises.common import (
     SMALL,
+    close,
+    same_answer,
     statistic_verdict,
 )
 from course.isolation.experiments import ENCODER, bench
@@ -53,7 +55,16 @@ def _did_not_move_pairs() -> list[Pair]:
     w = torch.randn(6, 4, generator=gen)
     quarters = torch.randperm(24, generator=gen).reshape(6, 4) / 4.0 - 3.0  # exact sums
     swapped = _changed(_changed(quarters, (4, 1), quarters[5, 2].item()), (5, 2), quarters[4, 1])
-    ulp = torch.nextafter(w[5, 3], torch.tensor(float("inf"))).item()
+    # +0.25 and -0.25 at the corners of a rectangle: every row and column sum stays the same
+    balanced = quarters.clone()
+    balanced[[1, 4], [0, 3]] += 0.25
+    balanced[[1, 4], [3, 0]] -= 0.25
+    flipped = _changed(quarters, (3, 2), -quarters[3, 2].item() or 1.0)
+    # a one-ulp change far below any absolute tolerance (1e-7) and any relative one (1e-7)
+    small = w * 1e-3
+    small[5, 3] = 3.9e-3  # just below 2**-8, where a float32 step is 6e-8 of the value
+    ulp = torch.nextafter(small[5, 3], torch.tensor(float("inf"))).item()
+    large = torch.randn(1536, 384, generator=gen)  # the story's encoder size
     nan = w.clone()
     nan[5] = float("nan")
     return [
@@ -63,6 +74,14 @@ def _did_not_move_pairs() -> list[Pair]:
             w.clone(),
             True,
             "a snapshot is a copy: compare values, not identity or memory addresses",
+        ),
+        Pair(
+            "every element changed by 1.0",
+            w,
+            w + 1.0,
+            False,
+            "a function that answers without comparing the values cannot tell a frozen "
+            "tensor from a moving one",
         ),
         Pair(
             "the same values stored another way in memory",
@@ -80,11 +99,33 @@ def _did_not_move_pairs() -> list[Pair]:
             "or a share of them",
         ),
         Pair(
+            "a change of 0.5 in the last of the story's 589,824 elements",
+            large,
+            _changed(large, (1535, 383), large[1535, 383] + 0.5),
+            False,
+            "the encoder has 589,824 elements: compare every one of them, not the first "
+            "rows or the first thousand",
+        ),
+        Pair(
             "two values swapped between positions",
             quarters,
             swapped,
             False,
             "a sum, a mean or sorted values cannot see values that moved to other places",
+        ),
+        Pair(
+            "four values changed so that every row and column sum stays the same",
+            quarters,
+            balanced,
+            False,
+            "sums or means along rows or columns cannot see changes that cancel in them",
+        ),
+        Pair(
+            "one element's sign flipped",
+            quarters,
+            flipped,
+            False,
+            "|values| (abs) are the same, the values are not: compare the values themselves",
         ),
         Pair(
             "the last row overwritten with NaN",
@@ -96,10 +137,11 @@ def _did_not_move_pairs() -> list[Pair]:
         ),
         Pair(
             "one element moved to the next float32 value",
-            w,
-            _changed(w, (5, 3), ulp),
+            small,
+            _changed(small, (5, 3), ulp),
             False,
-            "allclose and thresholds hide a one-ulp change; 'frozen' means bitwise equal",
+            "allclose, rounding, a lower precision and every threshold hide a one-ulp change; "
+            "'frozen' means bitwise equal",
         ),
         Pair(
             "an identical copy on the emulated device",
@@ -108,17 +150,43 @@ def _did_not_move_pairs() -> list[Pair]:
             True,
             "a snapshot lives on the CPU and a parameter may not: bring both to the CPU",
         ),
+        Pair(
+            "a tensor on the emulated device and its identical copy on the CPU",
+            w.to(emps.DEVICE),
+            w,
+            True,
+            "either side may live on the device (a parameter before the step, say): bring "
+            "both to the CPU",
+        ),
     ]
+
+
+def _bits(t: torch.Tensor) -> torch.Tensor:
+    """A tensor's float32 bit patterns on the CPU: NaN equals itself here, as memory does."""
+    return t.detach().cpu().contiguous().view(torch.int32).clone()
+
+
+def _wrote_into(pair: Pair, before_bits: torch.Tensor, after_bits: torch.Tensor) -> bool:
+    return not (
+        torch.equal(_bits(pair.before), before_bits) and torch.equal(_bits(pair.after), after_bits)
+    )
 
 
 def _check_did_not_move(fn: Callable) -> Verdict:
     for pair in _did_not_move_pairs():
+        kept = _bits(pair.before), _bits(pair.after)
         try:
             got = fn(pair.before, pair.after)
         except RuntimeError as error:
             return failed(
                 f"for {pair.what} your function raised {type(error).__name__}: "
                 f"{str(error).splitlines()[0]}; {pair.why}"
+            )
+        if _wrote_into(pair, *kept):
+            return failed(
+                f"for {pair.what} your function changed its inputs: a check must only read "
+                "them (`.cpu()` of a CPU tensor is the tensor itself, so an in-place op on it "
+                "writes into the snapshot). Compare without writing: torch.equal."
             )
         if not isinstance(got, bool):
             return failed(
@@ -155,6 +223,22 @@ register(
             lambda: lambda before, after: bool(before[0, 0] == after.cpu()[0, 0]),
             lambda: lambda before, after: not bool(((after.cpu() - before).abs() > 0).any()),
             lambda: lambda before, after: torch.equal(before, after),
+            lambda: (
+                lambda before, after: torch.equal(
+                    before.cpu().flatten()[:1000], after.cpu().flatten()[:1000]
+                )
+            ),
+            lambda: lambda before, after: torch.equal(before.cpu().abs(), after.cpu().abs()),
+            lambda: lambda before, after: torch.equal(before.cpu().sum(0), after.cpu().sum(0)),
+            lambda: (
+                lambda before, after: bool(
+                    torch.isclose(before.cpu(), after.cpu(), rtol=0, atol=1e-7).all()
+                )
+            ),
+            lambda: lambda before, after: torch.equal(before.half(), after.cpu().half()),
+            lambda: lambda before, after: torch.equal(before, after.cpu()),
+            lambda: lambda before, after: True,
+            lambda: lambda before, after: bool((before.cpu().sub_(after.cpu()) == 0).all()),
         ),
     )
 )
@@ -181,12 +265,15 @@ def _grad_cases() -> dict[str, torch.Tensor]:
     largest_last = torch.rand(8, 5, generator=gen)
     largest_last[7, 4] = 9.0
     scattered = torch.randn(8, 5, generator=gen) * (torch.rand(8, 5, generator=gen) > 0.3)
+    signs = torch.randint(0, 2, (8, 5), generator=gen) * 2 - 1
+    subnormal = signs * (torch.rand(8, 5, generator=gen) + 0.5) * 1e-40  # below finfo.tiny
     return {
         **_story_grads(),
         "a gradient whose largest entries are negative": mostly_negative,
         "a gradient whose largest entry is in its last row": largest_last,
         "a gradient whose zeros are scattered, not whole rows": scattered,
         "a gradient of tiny (1e-12) but non-zero values": tiny,
+        "a gradient of subnormal (1e-40) but non-zero values": subnormal,
         "a gradient with some -0.0 entries": torch.tensor([[0.5, -0.0], [0.0, -2.0]]),
     }
 
@@ -199,9 +286,19 @@ MAX_MISTAKES = (
         "too, so take the absolute value first",
     ),
     (lambda g: g[0].abs().max(), "that is the first row's largest: look at every element"),
+    (lambda g: g[:, 0].abs().max(), "that is the first column's largest: look at every element"),
     (lambda g: g.abs().mean(), "that is the mean magnitude: the question is the largest one"),
+    (
+        lambda g: g.norm(),
+        "that is the norm (all elements together): the question is the largest one",
+    ),
+    (lambda g: g.abs().min(), "that is the smallest magnitude: the question is the largest one"),
 )
-ZERO_MISTAKES = (
+ZERO_MISTAKES = (  # the first that matches is named: the subnormal one before NON-zero
+    (
+        lambda g: (g.abs() < torch.finfo(torch.float32).tiny).float().mean(),
+        "that counts subnormal values as zeros: 'exactly zero' is == 0, and 1e-40 is not 0",
+    ),
     (lambda g: (g == 0).sum(), "that is the number of zeros: divide by the number of elements"),
     (lambda g: (g != 0).float().mean(), "that is the fraction of NON-zero elements"),
     (
@@ -209,14 +306,27 @@ ZERO_MISTAKES = (
         "that counts small values as zeros: 'exactly zero' is == 0, and 1e-12 is not 0",
     ),
     (
+        lambda g: (g == 0).sum() / len(g),
+        "that divides by the number of rows (len): divide by the number of elements (numel)",
+    ),
+    (
+        lambda g: (g == 0).float().mean() * 100,
+        "that is a percentage: give the fraction, between 0 and 1",
+    ),
+    (
         lambda g: (g == 0).all(dim=1).float().mean(),
         "that is the fraction of rows that are all zero: count the elements",
+    ),
+    (
+        lambda g: (g == 0).all(dim=0).float().mean(),
+        "that is the fraction of columns that are all zero: count the elements",
     ),
 )
 
 
 def _check_grad_check(fn: Callable) -> Verdict:
     reference = _reference_grad_check()
+    seen: dict[tuple, tuple[str, tuple]] = {}  # a learner's pair -> where, and the right pair
     for what, grad in _grad_cases().items():
         got = fn(grad)
         if not (isinstance(got, tuple) and len(got) == 2):
@@ -227,18 +337,33 @@ def _check_grad_check(fn: Callable) -> Verdict:
                 "tuple of two floats",
             )
         want = reference(grad)
-        g = grad.cpu()
-        for label, mine, right, mistakes in (
-            ("max |grad|", got[0], want[0], MAX_MISTAKES),
-            ("zero fraction", got[1], want[1], ZERO_MISTAKES),
-        ):
-            known = [(float(mistake(g)), cause) for mistake, cause in mistakes]
-            verdict = statistic_verdict(label, f"for {what}", float(mine), right, known)
-            if verdict is not None:
-                return verdict
+        mine = (float(got[0]), float(got[1]))
+        verdict = same_answer(seen, mine, f"for {what}", want, "`grad`")
+        verdict = verdict or _statistics(grad, what, mine, want)
+        if verdict is not None:
+            return verdict
     return passed(
         "max |grad| and the fraction of exact zeros, right on real and made-up gradients."
     )
+
+
+def _statistics(grad: torch.Tensor, what: str, mine: tuple, want: tuple) -> Verdict | None:
+    if not close(mine[0], want[0]) and close(mine[0], want[1]) and close(mine[1], want[0]):
+        return failed(
+            f"for {what} your pair is in the wrong order: (max |grad|, zero fraction)",
+            f"({mine[0]:.6g}, {mine[1]:.6g})",
+            "(max |grad|, zero fraction)",
+        )
+    g = grad.cpu()
+    for label, value, right, mistakes in (
+        ("max |grad|", mine[0], want[0], MAX_MISTAKES),
+        ("zero fraction", mine[1], want[1], ZERO_MISTAKES),
+    ):
+        known = [(float(mistake(g)), cause) for mistake, cause in mistakes]
+        verdict = statistic_verdict(label, f"for {what}", value, right, known)
+        if verdict is not None:
+            return verdict
+    return None
 
 
 def _reference_grad_check():
@@ -264,6 +389,20 @@ register(
             lambda: lambda g: (g[0].abs().max().item(), (g == 0).float().mean().item()),
             lambda: lambda g: (g.abs().mean().item(), (g == 0).float().mean().item()),
             lambda: lambda g: (g.abs().max().item(), (g == 0).all(1).float().mean().item()),
+            lambda: (
+                lambda g: (
+                    g.abs().max().item(),
+                    (g.abs() < torch.finfo(g.dtype).tiny).float().mean().item(),
+                )
+            ),
+            lambda: lambda g: (g.norm().item(), (g == 0).float().mean().item()),
+            lambda: lambda g: (g.abs().max().item(), (g == 0).sum().item() / len(g)),
+            lambda: lambda g: (g.abs().max().item(), 100 * (g == 0).float().mean().item()),
+            lambda: lambda g: (0.04265913367271423, 0.1087239608168602),  # printed above
+            lambda: lambda g: (g.abs().max().item(), (g == 0).all(0).float().mean().item()),
+            lambda: lambda g: (g[:, 0].abs().max().item(), (g == 0).float().mean().item()),
+            lambda: lambda g: (g.abs().min().item(), (g == 0).float().mean().item()),
+            lambda: lambda g: ((g == 0).float().mean().item(), g.abs().max().item()),
         ),
     )
 )

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import math
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
@@ -31,6 +32,8 @@ from course.isolation.exercises.common import (
     require_bool,
     stepped_other,
     stepped_outside,
+    unprepared_step,
+    watch_backward,
 )
 from course.isolation.experiments import ENCODER, Bench
 from course.layout.named import laid_out
@@ -61,21 +64,23 @@ class SgdCase:
 
 
 def _sgd_cases() -> list[SgdCase]:
+    """Contiguous CPU parameters first: a write that lands there and is lost on a later case
+    went into a copy (`.cpu()` on the device, `.contiguous()` of a transposed weight)."""
     gen = torch.Generator().manual_seed(2)
     cases = []
     for what, layout, device, lr, shapes in (
+        (
+            "a contiguous weight and a bias on the CPU, lr 0.25",
+            "contiguous",
+            "cpu",
+            0.25,
+            ((6, 4), (5,)),
+        ),
         (
             "a weight and a bias on the emulated device",
             "transposed",
             emps.DEVICE,
             1e-3,
-            ((6, 4), (5,)),
-        ),
-        (
-            "a contiguous weight and a bias on the CPU, lr 0.5",
-            "contiguous",
-            "cpu",
-            0.5,
             ((6, 4), (5,)),
         ),
         ("three parameters on the CPU, lr 0.1", "transposed", "cpu", 0.1, ((3, 7), (7,), (2, 3))),
@@ -122,8 +127,18 @@ def _run_sgd(fn: Callable, case: SgdCase, given: list) -> tuple[object, Verdict 
     return result, None
 
 
-def _lost_write(case: SgdCase, given: list, result: object) -> Verdict | None:
-    """Which write never reached the parameters, when some did not change at all."""
+COPY_CAUSE = (
+    "your write went into a copy. `.contiguous()` and `.reshape()` of a non-contiguous tensor, "
+    "`.cpu()` of one on another device and `.clone()` return new tensors, and a write into them "
+    "never reaches the parameter: a lost write, the theme of this course."
+)
+
+
+def _lost_write(case: SgdCase, given: list, result: object, landed: bool) -> Verdict | None:
+    """Which write never reached the parameters, when some did not change at all.
+
+    `landed`: the same step reached the parameters of an earlier case (contiguous, on the CPU),
+    so a write lost here went into a copy that only these parameters' layout or device make."""
     now = [p.detach().cpu() for p in case.params]
     unchanged = [
         i for i, (a, b) in enumerate(zip(now, case.start, strict=True)) if torch.equal(a, b)
@@ -133,6 +148,15 @@ def _lost_write(case: SgdCase, given: list, result: object) -> Verdict | None:
     expected = "p - lr * grad, written into p"
     if len(unchanged) < len(now):
         i = unchanged[0]
+        noncontiguous = {j for j, p in enumerate(case.params) if not p.is_contiguous()}
+        if set(unchanged) == noncontiguous:
+            return failed(
+                f"on {case.what} the non-contiguous parameter {i} (shape {list(now[i].shape)}, "
+                f"stride {case.params[i].stride()}) is unchanged after your step and the "
+                f"contiguous ones moved: {COPY_CAUSE} Write into p itself (`p -= ...`).",
+                "unchanged",
+                expected,
+            )
         return failed(
             f"on {case.what} parameter {i} (shape {list(now[i].shape)}) is unchanged after "
             "your step: update every parameter in the list, biases too",
@@ -153,11 +177,14 @@ def _lost_write(case: SgdCase, given: list, result: object) -> Verdict | None:
             "your function returned the new values, and the model never sees a return value: "
             "a lost write."
         )
+    elif landed:
+        cause = f"on contiguous CPU parameters your step works, here it does not: {COPY_CAUSE}"
     else:
         cause = (
-            "if you wrote `p = p - lr * p.grad`, the new tensor was bound to the local name `p` "
-            "and the model's parameter never received the write: a lost write, the theme of "
-            "this course."
+            "the new values went where the model never looks. If you wrote `p = p - lr * "
+            "p.grad`, the new tensor was bound to the local name `p`; a write into a copy "
+            "(`.clone()`, `.cpu()`, `.contiguous()`) is lost the same way: the model's "
+            "parameter never received the write, a lost write, the theme of this course."
         )
     return failed(
         f"on {case.what} the parameters are unchanged after your step: {cause} Write into "
@@ -186,19 +213,47 @@ def _wrong_values(case: SgdCase) -> Verdict | None:
         now = p.detach().cpu()
         if torch.allclose(now, want, rtol=1e-6, atol=1e-7):
             continue
-        cause = "SGD moves each parameter by -lr times its gradient"
-        if torch.allclose(now, start + case.lr * grad, rtol=1e-6, atol=1e-7):
-            cause = "your step went uphill, +lr * grad: gradient DEscent subtracts"
-        elif torch.allclose(now, start - grad, rtol=1e-6, atol=1e-7):
-            cause = f"your step ignored lr (= {case.lr} here): it moved by the whole gradient"
+        gap = (now - want).abs().max().item()
         return failed(
             f"on {case.what} parameter {i} differs from torch.optim.SGD's step "
-            f"(max diff {(now - want).abs().max().item():.3g}): {cause}"
+            f"(max diff {gap:.3g}): {_step_cause(case, start, now, grad)}"
         )
     return None
 
 
+def _step_cause(case: SgdCase, start: torch.Tensor, now: torch.Tensor, grad: torch.Tensor) -> str:
+    """What the step did instead, when it moved every element by one multiple of its gradient."""
+    rate = _rate(start, now, grad)
+    if rate is None:
+        return "SGD moves each parameter by -lr times its gradient, element by element"
+    if math.isclose(rate, -case.lr, rel_tol=1e-3):
+        return "your step went uphill, +lr * grad: gradient DEscent subtracts"
+    if math.isclose(rate, 1.0, rel_tol=1e-3):
+        return f"your step ignored lr (= {case.lr} here): it moved by the whole gradient"
+    if math.isclose(rate, case.lr, rel_tol=1e-3):
+        return (
+            "your step is about -lr * grad, but not exactly: compute it in the parameter's own "
+            "dtype, without rounding or a lower precision on the way"
+        )
+    return (
+        f"your step moved each parameter by {rate:.3g} times its gradient, and lr is "
+        f"{case.lr} here: use the `lr` your function is given, once (a number written into "
+        "the step is right for one learning rate only)"
+    )
+
+
+def _rate(start: torch.Tensor, now: torch.Tensor, grad: torch.Tensor) -> float | None:
+    """(start - now) / grad when it is the same for every element with a gradient, else None."""
+    moving = grad != 0
+    if not moving.any():
+        return None
+    rates = ((start - now)[moving] / grad[moving]).double()
+    rate = rates.mean().item()
+    return rate if torch.allclose(rates, torch.full_like(rates, rate), rtol=1e-3) else None
+
+
 def _check_sgd_step(fn: Callable) -> Verdict:
+    landed = False  # whether the step reached an earlier case's parameters
     for case in _sgd_cases():
         given = list(case.params)
         result, verdict = _run_sgd(fn, case, given)
@@ -211,10 +266,11 @@ def _check_sgd_step(fn: Callable) -> Verdict:
                 "as backward left it (a second optimizer, or a check, reads it; clearing it is "
                 "zero_grad's job). Write the update into the parameter only."
             )
-        verdict = verdict or _lost_write(case, given, result) or _swapped_memory(case)
+        verdict = verdict or _lost_write(case, given, result, landed) or _swapped_memory(case)
         verdict = verdict or _wrong_values(case)
         if verdict is not None:
             return verdict
+        landed = True
     return passed(
         "an in-place SGD step, equal to torch.optim.SGD's, on every parameter and device."
     )
@@ -291,6 +347,37 @@ def _grad_sgd_step():
     return sgd_step
 
 
+def _copy_sgd_step(copy: Callable):
+    """A step written into `copy(p)`: lands only where the copy is the parameter itself."""
+
+    def sgd_step(params, lr):
+        with torch.no_grad():
+            for p in params:
+                copy(p).sub_(lr * p.grad.to(copy(p).device))
+
+    return sgd_step
+
+
+def _scaled_sgd_step(scale: Callable[[float], float]):
+    """p -= scale(lr) * grad: a learning rate written in, or used twice."""
+
+    def sgd_step(params, lr):
+        with torch.no_grad():
+            for p in params:
+                p -= scale(lr) * p.grad
+
+    return sgd_step
+
+
+def _half_sgd_step():
+    def sgd_step(params, lr):
+        with torch.no_grad():
+            for p in params:
+                p -= (lr * p.grad).half().to(p.dtype)  # rounded on the way
+
+    return sgd_step
+
+
 def _torch_sgd_step():
     def sgd_step(params, lr):
         torch.optim.SGD(params, lr=lr).step()
@@ -328,6 +415,13 @@ register(
             _sgd_without_no_grad,
             lambda: lambda params, lr: [p.data.sub_(p.grad) for p in params],
             lambda: lambda params, lr: [p.data.add_(lr * p.grad) for p in params],
+            lambda: _copy_sgd_step(torch.Tensor.contiguous),
+            lambda: _copy_sgd_step(lambda p: p.detach().cpu()),
+            lambda: _copy_sgd_step(torch.Tensor.clone),
+            lambda: _scaled_sgd_step(lambda lr: 1e-3),  # the notebook's lr, written in
+            lambda: _scaled_sgd_step(lambda lr: 2 * lr),
+            lambda: _scaled_sgd_step(lambda lr: lr * lr),
+            _half_sgd_step,
         ),
     )
 )
@@ -388,37 +482,62 @@ def _expected_moves(index: int) -> bool:
 def _check_encoder_moves(fn: Callable) -> Verdict:
     for index, variant in enumerate(MOVES_VARIANTS):
         b = variant.bench()
+        calls = watch_backward(b)
         got = fn(b, variant.make_update())
         verdict = stepped_outside(b, variant.what) or stepped_other(b, variant)
-        verdict = verdict or require_bool(got, variant)
+        verdict = verdict or _one_step(b, variant) or require_bool(got, variant)
         if verdict is not None:
             return verdict
         if got != _expected_moves(index):
-            return _wrong_conclusion(b, variant, got, _expected_moves(index))
+            return _wrong_conclusion(fn, b, calls, variant, got, _expected_moves(index))
     return passed(
         f"right on all {len(MOVES_VARIANTS)} hidden benches. Gradients flow and both SGDs move "
         "the encoder; Adam does not. The optimizer is the suspect now."
     )
 
 
-def _wrong_conclusion(b: Bench, variant: Variant, got: bool, moves: bool) -> Verdict:
+def _one_step(b: Bench, variant: Variant) -> Verdict | None:
+    if len(b.steps) <= 1:
+        return None
+    return failed(
+        f"on {variant.what} your function took {len(b.steps)} steps: the question is whether "
+        "ONE step moves the encoder (after one backward)",
+        len(b.steps),
+        1,
+    )
+
+
+def _wrong_conclusion(
+    fn: Callable, b: Bench, calls: list[int], variant: Variant, got: bool, moves: bool
+) -> Verdict:
     """What most likely went wrong, once the step itself ran as asked (the log says so)."""
+    moved_here = not torch.equal(b.initial[ENCODER], b.snapshot()[ENCODER])
     if variant.optimizer is not None and not b.steps:
         cause = (
             "your function took no step with `update` on the bench: an answer that does not "
             "run the experiment is right on some benches only"
         )
-    elif b.parameter(ENCODER).grad is None:
+    elif b.parameter(ENCODER).grad is None or unprepared_step(b, calls) is not None:
         cause = (
-            "the encoder has no gradient: without bench.backward() before the step, no "
-            "optimizer has anything to move it by"
+            "your step ran without bench.backward() before it: with no gradient yet, no "
+            "optimizer has anything to move the encoder by. Backward first, then step"
+        )
+    elif _answers_inverted(fn, moves):
+        other = MOVES_VARIANTS[1 if moves else 0].what
+        cause = (
+            f"on {other} your function said {not got}, also the opposite of what happens: "
+            "your answer is the wrong way round. encoder_moves is True when the encoder "
+            "changed (did_not_move says True when it did not: negate it)"
+        )
+    elif moves and moved_here:
+        cause = (
+            "your step did move the encoder on this bench, so your answer does not come from "
+            "its values: do you compare every element of encoder.weight exactly, with `before` "
+            "a copy taken before the step (bench.snapshot())? A `before` that is the parameter "
+            "itself changes with it"
         )
     elif moves:
-        cause = (
-            "do you compare every element of encoder.weight exactly, with `before` a copy "
-            "taken before the step (bench.snapshot())? A `before` that is the parameter itself "
-            "changes with it"
-        )
+        cause = "your step left the encoder as it was here: does the step get the gradients?"
     else:
         cause = "do you compare encoder.weight's own snapshots, and do you really step?"
     moved = "moves" if moves else "does not move"
@@ -428,6 +547,18 @@ def _wrong_conclusion(b: Bench, variant: Variant, got: bool, moves: bool) -> Ver
         got,
         moves,
     )
+
+
+def _answers_inverted(fn: Callable, moves: bool) -> bool:
+    """Whether the learner's function is also wrong, the other way, on a bench of the opposite
+    outcome (the story's Adam where the encoder should move, the story's SGD where not)."""
+    index = 1 if moves else 0
+    variant = MOVES_VARIANTS[index]
+    try:
+        got = fn(variant.bench(), variant.make_update())
+    except Exception:  # a probe only: the learner's failure was already found elsewhere
+        return False
+    return isinstance(got, bool) and got != _expected_moves(index)
 
 
 def reference_encoder_moves():
@@ -491,6 +622,55 @@ def _always_adam():
     return encoder_moves
 
 
+def _inverted():
+    def encoder_moves(bench, update):  # did_not_move's answer, not negated
+        bench.backward()
+        before = bench.snapshot()[ENCODER]
+        bench.step(update)
+        return torch.equal(before, bench.snapshot()[ENCODER])
+
+    return encoder_moves
+
+
+def _two_steps():
+    def encoder_moves(bench, update):
+        before = bench.snapshot()[ENCODER]
+        for _ in range(2):
+            bench.backward()
+            bench.step(update)
+        return not torch.equal(before, bench.snapshot()[ENCODER])
+
+    return encoder_moves
+
+
+def _step_then_backward():
+    def encoder_moves(bench, update):
+        before = bench.snapshot()[ENCODER]
+        bench.step(update)
+        bench.backward()
+        return not torch.equal(before, bench.snapshot()[ENCODER])
+
+    return encoder_moves
+
+
+def _by_optimizer():
+    def encoder_moves(bench, update):  # the story's table, remembered: Adam never moves
+        bench.backward()
+        return not isinstance(bench.step(update), torch.optim.Adam)
+
+    return encoder_moves
+
+
+def _cpu_alias():
+    def encoder_moves(bench, update):  # .cpu() of a CPU tensor is that tensor: no copy
+        bench.backward()
+        before = bench.parameter(ENCODER).detach().cpu()
+        bench.step(update)
+        return not torch.equal(before, bench.snapshot()[ENCODER])
+
+    return encoder_moves
+
+
 register(
     Exercise(
         name="02.encoder_moves",
@@ -511,6 +691,14 @@ register(
             _always_adam,
             lambda: _encoder_moves_comparing(lambda a, b: torch.equal(a[:8], b[:8])),
             lambda: _encoder_moves_comparing(lambda a, b: bool(a.sum() == b.sum())),
+            _inverted,
+            _two_steps,
+            _step_then_backward,
+            _by_optimizer,
+            _cpu_alias,
+            lambda: _encoder_moves_comparing(lambda a, b: bool((a - b).abs().max() < 1e-6)),
+            lambda: _encoder_moves_comparing(lambda a, b: torch.equal(a.half(), b.half())),
+            lambda: _encoder_moves_comparing(lambda a, b: bool(a.mean() == b.mean())),
         ),
     )
 )

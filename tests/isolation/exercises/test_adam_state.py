@@ -17,6 +17,15 @@ CAUSES = {
         "The bench must be active",  # Adam stepped outside the bench
         "ONE step",  # two steps
         "took no Adam step",  # hard-coded numbers
+        "in that order",  # (exp_avg_sq, exp_avg)
+        "(0.01, (0.9, 0.999))",  # lr 1e-2
+        "(0.001, (0.9, 0.9))",  # other betas
+        "without bench.backward()",  # no backward: no state
+        "copied from a printed output",  # one step, then the printed pair
+        "the encoder's bias",  # encoder.bias
+        "also stepped SGD",  # an SGD step first
+        "the sum of magnitudes",  # a sum
+        "the smallest",  # exp_avg_sq's min
     ),
     "02.frozen_after": (
         "does not run the experiment",  # always True
@@ -27,6 +36,15 @@ CAUSES = {
         "The bench must be active",  # stepped outside the bench
         "before the first step",  # the snapshot after the first step
         "the story: frozen",  # the answer inverted
+        "step 2 ran without a bench.backward()",  # one backward for all steps
+        "step 1 ran without a bench.backward()",  # step, then backward
+        "in the wrong order",  # betas reversed
+        "lr 0.01",  # another learning rate
+        "allclose, a threshold or a sum",  # torch.allclose
+        "compare every row, not the first ones",  # the first rows
+        "allclose, a threshold or a sum",  # sums
+        "allclose, a threshold or a sum",  # max |diff| < 1e-6
+        "or is off by one",  # steps - 1
     ),
 }
 
@@ -38,7 +56,7 @@ def test_each_wrong_answer_is_told_its_cause(name, index, cause):
 
 def test_the_red_herrings_change_nothing_on_the_story_profile_only():
     expected = [adam_state._expected_frozen(i) for i in range(len(adam_state.HERRING_VARIANTS))]
-    assert expected == [True, True, False, False, False]
+    assert expected == [True, True, False, False, False, False]
 
 
 def test_the_hidden_herrings_vary_betas_and_steps():

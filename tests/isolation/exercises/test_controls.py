@@ -25,6 +25,10 @@ CAUSES = {
         "stepped SGD",  # another optimizer
         "(0.01, (0.9, 0.999))",  # another learning rate
         "give the bench",  # the printed bool instead of the bench
+        "no backward ran",  # Adam stepped without a backward
+        "cleared before the step",  # zero_grad between backward and step
+        "k = 16",  # another k
+        "the steps ran in float32",  # run in float32, made float64 after
     ),
     "02.float32_run": (
         "your bench is torch.float64",  # the float64 run again
@@ -35,6 +39,10 @@ CAUSES = {
         "batch size 256",  # other batches
         "no step has run",  # built, never run
         "stepped SGD",  # another optimizer
+        "no backward ran",  # Adam stepped without a backward
+        "cleared before the step",  # zero_grad between backward and step
+        "k = 16",  # another k
+        "the step ran before the backward",  # step, then backward
     ),
     "02.contiguous_run": (
         "still stored transposed",  # the story's bench
@@ -44,15 +52,28 @@ CAUSES = {
         "other sizes",  # a smaller model
         "no step has run",  # built, never run
         "stepped SGD",  # another optimizer
+        "no backward ran",  # Adam stepped without a backward
+        "the step ran before the backward",  # step, then backward
+        "k = 16",  # another k
+        "batch size 64",  # other batches
+        "decoder.weight is not contiguous",  # the decoder transposed too
     ),
     "02.differences": (
         "is_contiguous, stride too",  # device, dtype and shape only
-        "call the methods",  # a.stride, not a.stride()
+        "call a.stride() and a.is_contiguous()",  # a.stride, not a.stride()
         "only metadata tells them apart",  # compares values
         "is_contiguous too",  # no is_contiguous
         "shape too",  # stride and is_contiguous only
         "ask is_contiguous() on its own",  # a stride difference taken for contiguity
         "is_contiguous too",  # stride only
+        "call a.is_contiguous()",  # only is_contiguous left uncalled
+        "call a.stride()",  # only stride left uncalled
+        "both take 4 bytes",  # dtype compared by element size
+        "differ in shape too",  # shape compared by numel
+        "offset into a storage changes neither",  # the storage offset taken for the stride
+        "differ in shape too",  # shape compared sorted (a transpose reads as equal)
+        "differ in shape too",  # the encoder's printed set, for every pair
+        "differ in device too",  # devices compared after .cpu()
     ),
 }
 

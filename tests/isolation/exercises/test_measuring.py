@@ -12,12 +12,20 @@ CAUSES = {
     "02.did_not_move": (
         "one-ulp change",  # allclose
         "one-ulp change",  # max |diff| < 1e-6
-        "not the layout",  # compares strides
+        "without comparing the values",  # compares strides
         "not identity",  # before is after
         "moved to other places",  # compares sums
         "compare every element",  # the first element only
         "NaN garbage",  # not any(|diff| > 0)
         "bring both to the CPU",  # torch.equal across devices
+        "not the first rows or the first thousand",  # the first 1000 elements
+        "(abs) are the same",  # compares |values|
+        "along rows or columns",  # column sums
+        "every threshold",  # isclose(atol=1e-7, rtol=0)
+        "a lower precision",  # compared in float16
+        "either side may live on the device",  # only `after` brought to the CPU
+        "without comparing the values",  # always True
+        "changed its inputs",  # subtracts in place into `before`
     ),
     "02.grad_check": (
         "largest signed value",  # no abs
@@ -27,6 +35,15 @@ CAUSES = {
         "first row's largest",  # g[0] only
         "mean magnitude",  # a mean, not the max
         "rows that are all zero",  # the fraction of zero rows
+        "1e-40 is not 0",  # |g| < finfo.tiny
+        "the norm",  # g.norm()
+        "number of rows (len)",  # divided by len(g)
+        "a percentage",  # * 100
+        "copied from a printed output",  # the story's pair, hard-coded
+        "columns that are all zero",  # the fraction of zero columns
+        "first column's largest",  # g[:, 0]
+        "the smallest magnitude",  # min instead of max
+        "in the wrong order",  # (zero fraction, max)
     ),
 }
 

@@ -22,6 +22,13 @@ CAUSES = {
         "leaf Variable",  # no torch.no_grad()
         "ignored lr",  # p -= p.grad
         "uphill",  # p += lr * p.grad
+        "the contiguous ones moved: your write went into a copy",  # p.contiguous().sub_
+        "on contiguous CPU parameters your step works",  # p.detach().cpu().sub_
+        "a write into a copy",  # p.clone().sub_
+        "0.001 times its gradient",  # lr written in as 1e-3
+        "0.5 times its gradient",  # 2 * lr
+        "0.0625 times its gradient",  # lr * lr
+        "without rounding or a lower precision",  # the step rounded to float16
     ),
     "02.encoder_moves": (
         "took no step with `update`",  # always False
@@ -33,6 +40,14 @@ CAUSES = {
         "stepped Adam, but the update it was given was SGD",  # ignores `update`
         "the first rows",  # compares the first rows
         "a sum",  # compares sums
+        "the wrong way round",  # did_not_move's answer, not negated
+        "ONE step",  # two steps
+        "without bench.backward() before it",  # step, then backward
+        "does not come from its values",  # answers from the optimizer's class
+        "A `before` that is the parameter itself",  # .cpu() of a CPU parameter: an alias
+        "compare every element of encoder.weight exactly",  # |diff| < 1e-6
+        "compare every element of encoder.weight exactly",  # compared in float16
+        "compare every element of encoder.weight exactly",  # compares means
     ),
 }
 
