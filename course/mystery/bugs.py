@@ -68,16 +68,18 @@ class PlantedKernel:
 
     __name__ = gather_compute_scatter.__name__  # see Note [A planted bug hides like a real one]
 
-    def __init__(self, bugs: tuple[PlantedBug, ...]) -> None:
+    def __init__(self, bugs: tuple[PlantedBug, ...], harmless: bool = False) -> None:
         self._bugs = bugs
+        self._harmless = harmless
         self.memory = Memory()
 
     def __call__(self, call: KernelCall) -> None:
         for bug in self._bugs:
             if call.family in bug.families and bug.trigger.holds(call, self.memory):
                 self.memory.fired += 1
-                EFFECTS[bug.effect](call, bug.trigger, self.memory)
-                return
+                if not self._harmless:
+                    EFFECTS[bug.effect](call, bug.trigger, self.memory)
+                    return
         gather_compute_scatter(call)
         if any(bug.effect == "stale" and call.family in bug.families for bug in self._bugs):
             record_result(call, self.memory)
@@ -89,8 +91,8 @@ class PlantedKernel:
 class PlantedKernels(Mapping):
     """Overrides that send every family to one PlantedKernel, without listing the broken ones."""
 
-    def __init__(self, bugs: tuple[PlantedBug, ...]) -> None:
-        self.kernel = PlantedKernel(bugs)
+    def __init__(self, bugs: tuple[PlantedBug, ...], harmless: bool = False) -> None:
+        self.kernel = PlantedKernel(bugs, harmless)
 
     def __contains__(self, family: object) -> bool:
         return isinstance(family, str)
@@ -121,6 +123,15 @@ def bug_free_backend() -> emps.Backend:
 def planted_backend(*bugs: PlantedBug) -> emps.Backend:
     """The case's device with planted bugs (a fresh one: its kernel remembers nothing yet)."""
     return emps.Backend(CASE_PROFILE, overrides=PlantedKernels(tuple(bugs)))
+
+
+def harmless_backend(bug: PlantedBug) -> emps.Backend:
+    """The case's device without the bug, where the bug's condition is still met and counted.
+
+    Why: a repro that reads whether the bug struck (`times_fired`, the kernel's memory) instead
+    of comparing a result says True here, as it does on the buggy device; a real one says
+    False, as on any healthy device."""
+    return emps.Backend(CASE_PROFILE, overrides=PlantedKernels((bug,), harmless=True))
 
 
 def times_fired(backend: emps.Backend) -> int:

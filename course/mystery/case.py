@@ -36,13 +36,13 @@ from course.exercises import NOT_ATTEMPTED, Text, Verdict, failed, is_scaffold, 
 from course.mystery import guard, hints, models
 from course.mystery.answers import NotAnAnswer, judge_fix, op_name
 from course.mystery.answers import condition as condition_named
-from course.mystery.bugs import bug_free_backend, planted_backend, times_fired
+from course.mystery.bugs import bug_free_backend, harmless_backend, planted_backend, times_fired
 from course.mystery.conditions import CONDITIONS, PATTERNS
 from course.mystery.detours import Detour, Detours
 from course.mystery.effects import EFFECTS
 from course.mystery.fixes import RECIPE, RECIPE_HABITS
 from course.mystery.generate import CaseSpec, generate
-from course.mystery.scenarios import USER_NAMES, Patch, ScenarioReport, run
+from course.mystery.scenarios import USER_NAMES, Patch, ScenarioReport, apply_patch, run
 from course.mystery.symptoms import Finding, brief, observe, title
 
 TRIES = 3  # wrong culprits before check_culprit sends the learner back to the method
@@ -372,7 +372,8 @@ class Case:
 
     def check_fix(self, patch: Patch) -> Verdict:
         """Judge a fix: patch(model) -> model must train healthily on the buggy device, with
-        the trigger gone, changing the model's code only (never torch or the device)."""
+        the trigger gone, changing the model's code only (never torch or the device) and not
+        what the model computes."""
         blank = _blank(patch)
         if blank is not None:
             return blank
@@ -440,10 +441,11 @@ def _repro_runs(case: Case) -> list[tuple[str, emps.Backend, bool, str]]:
         ),
         (
             "on the same device with the bug removed",
-            bug_free_backend(),
+            harmless_backend(spec.bug),
             False,
-            "it cannot tell this bug from no bug at all (a repro that always says True, or "
-            "compares with a reference that is itself off, does that).",
+            "it cannot tell this bug from no bug at all (a repro that always says True, "
+            "compares with a reference that is itself off, or reads the device or the case "
+            "instead of a result does that).",
         ),
         (
             "on a device where every other suspect op breaks under the same condition",
@@ -517,28 +519,83 @@ def _judge_repro(case: Case, repro: Callable[[], object]) -> Verdict:
 
 
 def _judge_fix(case: Case, patch: Patch) -> Verdict:
-    """Train with the patch; where the habit's trigger is in the model (not in its recipe),
-    train it again with the user's own recipe (see fixes.RECIPE_HABITS)."""
+    """Train with the patch; check that the patched model computes what the user's does; where
+    the habit's trigger is in the model (not in its recipe), train it again with the user's own
+    recipe (see fixes.RECIPE_HABITS)."""
     record = guard.pristine()
     before = record.changes()
     if before:
         record.restore(modes=False)
         return _device_patch(before, "before the check")
     verdict = _trained_with(case, patch, record)
-    if not verdict.passed or case._spec.design.habit in RECIPE_HABITS:
+    if not verdict.passed:
         return verdict
+    changed = _what_it_computes(case, patch, record)
+    if changed is not None or case._spec.design.habit in RECIPE_HABITS:
+        return changed or verdict
     variant = _trained_with(case, _users_recipe(patch), record)
     if variant.passed or variant.message.startswith(_DEVICE_PATCH):
         return variant
+    why = variant.message.splitlines()[0]
     return failed(
         "your patch trains well with the recipe it sets, but on a hidden variant, the same "
         "patched model trained with the user's own recipe (their optimizer and its options), "
-        f"it does not: {variant.message.partition(chr(10))[0]} Changing the optimizer or its "
+        f"it does not: {why}. Changing the optimizer or its "
         "options only routes training around the kernel; what trips it is still in the model, "
         "for the next call that meets it. Change where that comes from in the user's code.",
         variant.yours,
         variant.expected,
     )
+
+
+SAME_FUNCTION = 1e-4  # relative difference of outputs: float32 rounding, not another model
+
+
+def _what_it_computes(case: Case, patch: Patch, record: guard.Pristine) -> Verdict | None:
+    """None if the patched model computes what the user's does, else why not.
+
+    Why: a patch that drops a step (the mask, the clip, the bias that meets the bug) trains
+    healthily and never meets the condition, but it fixes a different model. Both models are
+    built on the device without its bug, in float32 (a bfloat16 model's values are exact
+    there), and run on the training inputs and on inputs ten times as large (where a clip or
+    a cap acts)."""
+    scenario = case._spec.scenario
+    inputs = scenario.data().x
+    try:
+        with emps.use_backend(bug_free_backend()):
+            user = scenario.setup(emps.DEVICE)[0].float()
+            mine = apply_patch(scenario.setup(emps.DEVICE)[0], patch, emps.DEVICE).float()
+            with torch.no_grad():
+                pairs = [
+                    (mine(x.to(emps.DEVICE)), user(x.to(emps.DEVICE)))
+                    for x in (inputs, 10 * inputs)
+                ]
+    except Exception as exc:
+        return _put_back(record) or failed(
+            f"your patch, on a freshly built model, raised {type(exc).__name__}: {exc}"
+        )
+    refused = _put_back(record)
+    if refused is not None:
+        return refused
+    worst = max(((a.float() - b.float()).norm() / b.float().norm()).item() for a, b in pairs)
+    if worst <= SAME_FUNCTION:
+        return None
+    return failed(
+        "your patch changes what the model computes: from the same initial weights, the "
+        f"patched model's outputs differ from the user's model's by {worst:.0%} (on the "
+        "training inputs, or on inputs ten times as large). Removing or changing a step of the "
+        "model hides the bug by training another model. A fix keeps the model's function and "
+        "changes how it stores or computes its tensors.",
+        f"outputs {worst:.0%} away",
+        "the same outputs, up to rounding",
+    )
+
+
+def _put_back(record: guard.Pristine) -> Verdict | None:
+    """Undo what a patch changed in torch or the device; the refusal if it changed anything."""
+    changed = record.changes()
+    record.restore()
+    return _device_patch(changed, "while your patch ran") if changed else None
 
 
 def _users_recipe(patch: Patch) -> Patch:

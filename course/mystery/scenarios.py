@@ -152,7 +152,7 @@ def _values(model: nn.Module) -> dict[str, torch.Tensor]:
     return {name: p.detach().cpu().double().clone() for name, p in model.named_parameters()}
 
 
-def _patched(model: nn.Module, patch: Patch, device: str) -> nn.Module:
+def apply_patch(model: nn.Module, patch: Patch, device: str) -> nn.Module:
     """Apply a learner's patch: same parameters, same initial values, on the same device."""
     before = _values(model)
     kinds = {type(p) for p in model.parameters()}
@@ -200,7 +200,7 @@ def run(
     nothing else): check_fix watches there for compute that leaves the device."""
     model, data = scenario.setup(device)
     if patch is not None:
-        model = _patched(model, patch, device)
+        model = apply_patch(model, patch, device)
     before = {name: p.detach().float().cpu().clone() for name, p in model.named_parameters()}
     optimizer = model.configure_optimizer()
     if not type(optimizer).__module__.startswith("torch.optim"):

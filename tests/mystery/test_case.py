@@ -209,6 +209,29 @@ def test_a_recipe_change_that_routes_around_a_stored_trigger_fails_with_the_user
     assert cases[28]._spec.design.habit == "vocab" and cases[28].check_fix(_fused).passed
 
 
+def _no_clip(model):
+    model.clip_activations = lambda h: h
+    return model
+
+
+def _no_border(model):
+    model.mask_border = lambda h: h
+    return model
+
+
+@pytest.mark.parametrize(
+    "seed, habit, patch", [(17, "clip", _no_clip), (3, "border-mask", _no_border)]
+)
+def test_a_fix_that_drops_the_step_that_meets_the_bug_is_refused(seed, habit, patch):
+    """Without its clip (or border mask) the model trains healthily and never meets the
+    condition, but it is another model."""
+    case = open_case(seed)
+    assert case._spec.design.habit == habit
+    verdict = case.check_fix(patch)
+    assert not verdict.passed and "changes what the model computes" in verdict.message
+    assert case.check_fix(case._spec.fix_function()).passed
+
+
 def test_weights_trained_elsewhere_are_refused(cases):
     def borrowed(model):
         with torch.no_grad():

@@ -8,6 +8,7 @@ import torch
 
 from course import emps
 from course.layout.named import laid_out
+from course.mystery.bugs import times_fired
 from course.mystery.scenarios import compiled
 from tests.mystery.runs import PLANTED_KINDS, spec_for, untrained_case
 
@@ -111,17 +112,23 @@ def test_a_repro_that_sweeps_the_op_over_sizes_and_dtypes_fails(cases):
         )
 
 
+def _kernel():
+    return getattr(emps.current_backend().overrides, "kernel", None)
+
+
 def test_a_repro_that_reads_the_device_instead_of_a_result_fails(cases):
     case = cases["large"]
     planted = case.backend.overrides.kernel._bugs  # what a learner finds with dir()
 
     def sniff():
-        return (
-            getattr(getattr(emps.current_backend().overrides, "kernel", None), "_bugs", ())
-            == planted
-        )
+        return getattr(_kernel(), "_bugs", ()) == planted
+
+    def sharper_sniff():  # tells the bug-removed device apart too: only a struck bug is left
+        return sniff() and not _kernel()._harmless
 
     verdict = case.check_repro(sniff)
+    assert not verdict.passed and "reads the device or the case" in verdict.message
+    verdict = case.check_repro(sharper_sniff)
     assert not verdict.passed and "the planted bug never struck" in verdict.message
 
 
@@ -159,3 +166,18 @@ def test_a_repro_that_builds_the_model_and_swallows_the_refusal_is_refused(cases
         return False
 
     assert "runs the user's model" in case.check_repro(swallowed).message
+
+
+def test_a_repro_that_reads_whether_the_bug_struck_instead_of_a_result_fails(cases):
+    """The kernel's own counter (bugs.times_fired) is an oracle no real device has."""
+    case = cases["broadcast-input"]
+    mine = case._spec.repro_function()
+
+    def oracle():
+        before = times_fired(emps.current_backend())
+        mine()
+        return times_fired(emps.current_backend()) > before
+
+    verdict = case.check_repro(oracle)
+    assert not verdict.passed and "with the bug removed" in verdict.message
+    assert "reads the device or the case instead of a result" in verdict.message
