@@ -2,23 +2,29 @@
 
 Which weights never moved is the story's first real measurement, so each piece is checked
 where it breaks: a snapshot on the CPU (where `.cpu()` returns the tensor itself) as well as on
-the device; the frozen-names check on runs where the answer differs (a later profile, the CPU,
-a run that trains only the decoder, a learning rate so small that weights move by one float32
-step) and on hand-made "runs" that only an exact, whole-tensor comparison notices (two values
-swapping places, a change that keeps the sum, NaN). The names the text then builds on are
-checked against the model they were measured on.
+the device, and one that moves the model or switches off its gradients is told so; the
+frozen-names check on runs where the answer differs (a later profile, the CPU, a run that
+trains only the decoder, a learning rate so small that weights move by one float32 step) and on
+hand-made "runs" that only an exact, whole-tensor comparison notices (two values swapping
+places, a change that keeps the sum, NaN, a value moved by 1e-38, one float32 step of the
+largest weight). Its `train` returns nothing to read, so the course's own record of what froze
+cannot stand in for the comparison, and the model it was handed must be the one that trained.
+The names the text then builds on are checked against the model they were measured on.
 """
 
 from __future__ import annotations
 
+import copy
 import functools
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import NoReturn
 
 import numpy as np
 import torch
 
 from course import emps
+from course.errors import CourseError
 from course.exercises import (
     Exercise,
     Prediction,
@@ -145,19 +151,68 @@ def _changed(values: torch.Tensor, param: torch.Tensor, where: str) -> Verdict:
     )
 
 
+Layout = dict[str, tuple[torch.nn.Parameter, torch.device, bool]]
+
+
+def _same_values(model: TopKSAE, before: dict[str, torch.Tensor], where: str) -> Verdict | None:
+    now = _values(model)
+    changed = [n for n in before if not torch.equal(before[n], now[n])]
+    if not changed:
+        return None
+    return failed(
+        f"{where}, your function changed the values of {', '.join(changed)}: a snapshot only "
+        "reads the parameters (an in-place op on p, p.data or a view writes into the model)"
+    )
+
+
+def _layout(model: TopKSAE) -> Layout:
+    """Each parameter, with the device and requires_grad it has now."""
+    return {n: (p, p.device, p.requires_grad) for n, p in model.named_parameters()}
+
+
+def _left_alone(model: TopKSAE, then: Layout, where: str) -> Verdict | None:
+    """Why a function that should only read the model changed it, if it did.
+
+    A snapshot that moves the model (`model.cpu()` moves a module in place, and returns it)
+    makes the run that follows train elsewhere, on the CPU, where every weight trains; one that
+    turns off requires_grad stops a parameter from training at all."""
+    now = dict(model.named_parameters())
+    for name, (param, device, grad) in then.items():
+        if name in now and now[name].device != device:  # module.to() may swap the parameters
+            return failed(
+                f"{where}, your function moved the model to {now[name].device.type} (model.cpu() "
+                "and model.to() move a module in place, and return it). Copy each parameter "
+                "instead (p.detach().cpu().clone()) and leave the model where it trains",
+                str(now[name].device),
+                str(device),
+            )
+        if param.requires_grad != grad:
+            return failed(
+                f"{where}, your function changed {name}.requires_grad (requires_grad_() changes "
+                "the parameter itself, and a parameter that needs no gradient does not train). "
+                "Copy with .detach().clone(), which leaves the parameter as it is"
+            )
+    if list(now) != list(then) or any(now[n] is not p for n, (p, _, _) in then.items()):
+        return failed(f"{where}, your function replaced the model's parameters: only read them")
+    return None
+
+
 def _check_snapshot(fn: Callable) -> Verdict:
     for case in SNAPSHOT_CASES:
         model = case.make()
-        params = dict(model.named_parameters())
+        params, then, before = dict(model.named_parameters()), _layout(model), _values(model)
         mine = fn(model)
-        verdict = _snapshot_keys(mine, model, case.what)
+        verdict = (
+            _left_alone(model, then, f"on {case.what}")
+            or _same_values(model, before, f"on {case.what}")
+            or _snapshot_keys(mine, model, case.what)
+        )
         for name, param in params.items():
             verdict = verdict or _not_a_copy(
                 mine[name], param, f"on {case.what}, your snapshot of {name}"
             )
         if verdict is not None:
             return verdict
-        before = _values(model)
         case.train(model)
         for name, param in params.items():
             if not torch.equal(mine[name].detach().cpu(), before[name]):
@@ -170,6 +225,10 @@ def _reference_snapshot():
         return {name: p.detach().cpu().clone() for name, p in model.named_parameters()}
 
     return snapshot
+
+
+def _pairs(model: TopKSAE) -> list[tuple[str, torch.nn.Parameter]]:
+    return list(model.named_parameters())
 
 
 def _only_weights():
@@ -199,6 +258,19 @@ register(
             ),
             _only_weights,
             lambda: lambda model: {n: p.detach().half() for n, p in model.named_parameters()},
+            lambda: (
+                lambda model: {n: p.detach().clone() for n, p in model.cpu().named_parameters()}
+            ),
+            lambda: lambda model: {n: p.requires_grad_(False).clone() for n, p in _pairs(model)},
+            lambda: lambda model: {n: p.detach().contiguous() for n, p in _pairs(model)},
+            lambda: lambda model: model.state_dict().copy(),  # a new dict, the same tensors
+            lambda: lambda model: {n: p.data for n, p in _pairs(model)},
+            lambda: lambda model: {n: p.detach().clone()[0] for n, p in _pairs(model)},
+            lambda: lambda model: {i: p.detach().clone() for i, p in enumerate(model.parameters())},
+            lambda: lambda model: copy.deepcopy(model),
+            lambda: lambda model: [(n, p.detach().clone()) for n, p in _pairs(model)],
+            lambda: lambda model: {n: p.detach().cpu().clone() for n, p in _pairs(fresh_model())},
+            lambda: lambda model: {n: p.detach().double() for n, p in _pairs(model)},
         ),
     )
 )
@@ -248,6 +320,18 @@ def _nan_tail(model: TopKSAE) -> None:
     model.decoder.weight[-1, -3:] = float("nan")
 
 
+def _tiny_bias(model: TopKSAE) -> None:
+    """encoder.bias (zeros at init) gets the smallest normal float32, about 1e-38, in one place."""
+    model.encoder.bias[0] = torch.finfo(model.encoder.bias.dtype).tiny
+
+
+def _step_largest(model: TopKSAE) -> None:
+    """decoder.weight's largest value moves one float32 step up: a relative change near 1e-7."""
+    weight = model.decoder.weight
+    where = torch.unravel_index(weight.abs().argmax(), weight.shape)
+    weight[where] = torch.nextafter(weight[where], torch.tensor(float("inf")))
+
+
 def _small_cpu() -> TopKSAE:
     return fresh_model(device="cpu", **SMALL)
 
@@ -288,7 +372,8 @@ FROZEN_CASES = (
         "a later profile with lr = 1e-8 (weights move by a float32 step or two)",
         lambda: fresh_model(LATER, **SMALL),
         trainer(LATER, steps=1, lr=1e-8),
-        "close is not equal: a weight that moved by one float32 step has moved. Compare "
+        "close is not equal: a weight that moved by one float32 step has moved, and a summary "
+        "of it (its norm, its largest value) may not change at all. Compare whole tensors "
         "exactly (torch.equal)",
         subtle=True,
     ),
@@ -323,6 +408,22 @@ FROZEN_CASES = (
         "'no difference above 0' reads NaN as unchanged; torch.equal does not",
         subtle=True,
     ),
+    Case(
+        "a run that moved one value of encoder.bias from 0 to about 1e-38",
+        _small_cpu,
+        _edit(_tiny_bias),
+        "a value that moved by 1e-38 has moved: any tolerance, however small, reads it as "
+        "still. Compare exactly (torch.equal)",
+        subtle=True,
+    ),
+    Case(
+        "a run that moved decoder.weight's largest value by one float32 step",
+        _small_cpu,
+        _edit(_step_largest),
+        "one float32 step is a relative change of about 1e-7, so a relative tolerance "
+        "(rtol) reads it as still: moved is moved. Compare exactly (torch.equal)",
+        subtle=True,
+    ),
 )
 
 
@@ -332,10 +433,25 @@ def _expected_frozen(index: int) -> tuple[str, ...]:
     return tuple(sorted(frozen_names(case.make(), case.train)))
 
 
+class _NothingToRead:
+    """What train(model) returns in a hidden run: nothing; the model itself holds the answer.
+
+    The course's trainer() returns a History whose `.frozen` is this exercise's answer, computed
+    by the course: a function that reads it would pass without comparing anything."""
+
+    def __getattr__(self, name: str) -> NoReturn:
+        raise CourseError(
+            f"train(model) returns nothing to read here (your function asked for its .{name}): "
+            "it trains the model in place, and the answer must come from the model's "
+            "parameters, compared before and after"
+        )
+
+
 def _counted(train: Callable[[TopKSAE], object], calls: list[int]) -> Callable:
-    def counted_train(model: TopKSAE) -> object:
+    def counted_train(model: TopKSAE) -> _NothingToRead:
         calls.append(1)
-        return train(model)
+        train(model)
+        return _NothingToRead()
 
     return counted_train
 
@@ -343,7 +459,15 @@ def _counted(train: Callable[[TopKSAE], object], calls: list[int]) -> Callable:
 def _names_given(got: object, what: str) -> Verdict | None:
     if isinstance(got, (list, tuple, set)) and all(isinstance(n, str) for n in got):
         return None
-    return failed(f"return a list of parameter names; on {what} you returned {got!r}")
+    kinds = (
+        f"a {type(got).__name__} of {', '.join(sorted({type(n).__name__ for n in got}))}"
+        if isinstance(got, (list, tuple, set)) and got
+        else repr(got)[:80]
+    )
+    return failed(
+        f"return a list of parameter names (strings, as named_parameters() names them); on "
+        f"{what} you returned {kinds}"
+    )
 
 
 def _train_calls(calls: int, what: str) -> Verdict | None:
@@ -360,16 +484,41 @@ def _train_calls(calls: int, what: str) -> Verdict | None:
     )
 
 
+def _trained_given(model: TopKSAE, then: Layout, before: dict, want: list[str], what: str):
+    """Why the model handed to the learner's function is not the one that trained, if it is not.
+
+    Training a copy (or a fresh model) can name the right tensors, but leaves the caller's
+    model untrained: the pair that 01.frozen checks would then be a model that never ran."""
+    verdict = _left_alone(model, then, f"on {what}")
+    if verdict is not None:
+        return verdict
+    if set(want) != set(before) and _same_values(model, before, "") is None:
+        return failed(
+            f"on {what}, the model your function was given is still at its starting values: "
+            "train(model) must train that model, in place, not a copy or another one"
+        )
+    return None
+
+
 def _frozen_miss(got: list[str], want: list[str], names: list[str], case: Case) -> Verdict:
-    cause = case.why
+    """Why the names are wrong: views, the inverse, a frozen tensor left out, or the case's own
+    reason (a tolerance, a partial comparison, NaN) for a moved tensor read as frozen."""
+    missing = sorted(set(want) - set(got))
     if not case.subtle and got == sorted(names):
         cause = (
             "every parameter reads as frozen, even those that trained: the values you kept "
             "before training changed with the model. Keep a copy (state_dict() and .detach() "
             "share the parameters' memory)"
         )
-    elif not case.subtle and got == sorted(set(names) - set(want)):
+    elif want and got == sorted(set(names) - set(want)):
         cause = "those are the parameters that moved: the question is which did not"
+    elif missing and set(got) <= set(want):
+        cause = (
+            f"your list misses {missing}, bitwise equal to its value before training: every "
+            "parameter counts, biases too, each compared whole (torch.equal)"
+        )
+    else:
+        cause = case.why
     return failed(
         f"on {case.what}, not the parameters left bitwise equal to their initial values: {cause}",
         got,
@@ -381,16 +530,21 @@ def _check_frozen_names(fn: Callable) -> Verdict:
     for index, case in enumerate(FROZEN_CASES):
         calls: list[int] = []
         model = case.make()
+        then, before = _layout(model), _values(model)
         got = fn(model, _counted(case.train, calls))
-        verdict = _names_given(got, case.what) or _train_calls(len(calls), case.what)
+        want = list(_expected_frozen(index))
+        verdict = (
+            _names_given(got, case.what)
+            or _train_calls(len(calls), case.what)
+            or _trained_given(model, then, before, want, case.what)
+        )
         if verdict is not None:
             return verdict
-        want = list(_expected_frozen(index))
         if sorted(got) != want:
             return _frozen_miss(sorted(got), want, _names(model), case)
     return passed(
-        "your check follows the run: on the story's profile exactly one tensor, encoder.weight, "
-        "is bitwise unchanged, while its own bias and the decoder train."
+        "your check follows the run: on every hidden run it names exactly the tensors left "
+        "bitwise unchanged, and no others. Now measure the story's own run with it."
     )
 
 
@@ -408,18 +562,61 @@ def _reference_frozen_names():
 frozen_names = _reference_frozen_names()
 
 
-def _frozen_by(same: Callable, copy: bool = True, weights_only: bool = False):
-    """A learner's frozen_names that compares with `same` (and, without `copy`, keeps views)."""
+def _frozen_by(
+    same: Callable,
+    cloned: bool = True,
+    weights_only: bool = False,
+    encoder_only: bool = False,
+    tensors: bool = False,
+):
+    """A learner's frozen_names that compares with `same`; without `cloned` it keeps views, with
+    `weights_only` or `encoder_only` it looks at some parameters only, with `tensors` it returns
+    the parameters themselves instead of their names."""
 
     def frozen_names(model, train):
-        if copy:
+        if cloned:
             before = {n: p.detach().cpu().clone() for n, p in model.named_parameters()}
         else:
             before = model.state_dict()
         train(model)
         after = dict(model.named_parameters())
-        names = [n for n in before if "weight" in n or not weights_only]
-        return [n for n in names if same(before[n].cpu(), after[n].detach().cpu())]
+        names = [
+            n
+            for n in before
+            if ("weight" in n or not weights_only) and (n.startswith("encoder") or not encoder_only)
+        ]
+        frozen = [n for n in names if same(before[n].cpu(), after[n].detach().cpu())]
+        return [after[n] for n in frozen] if tensors else frozen
+
+    return frozen_names
+
+
+def _on_a_copy():
+    def frozen_names(model, train):
+        trained = copy.deepcopy(model)  # "so that the model I was given stays as it was"
+        train(trained)
+        return [
+            n
+            for (n, p), (_, q) in zip(_pairs(model), _pairs(trained), strict=True)
+            if torch.equal(p, q)
+        ]
+
+    return frozen_names
+
+
+def _by_gradients():
+    def frozen_names(model, train):
+        train(model)
+        return [n for n, p in model.named_parameters() if p.grad is None or not p.grad.any()]
+
+    return frozen_names
+
+
+def _on_the_cpu():
+    def frozen_names(model, train):
+        before = {n: p.detach().clone() for n, p in model.cpu().named_parameters()}  # moves it
+        train(model)
+        return [n for n, p in model.named_parameters() if torch.equal(before[n], p.detach())]
 
     return frozen_names
 
@@ -444,7 +641,7 @@ register(
         reference=_reference_frozen_names,
         wrong_answers=(
             lambda: _frozen_by(torch.allclose),
-            lambda: _frozen_by(torch.equal, copy=False),
+            lambda: _frozen_by(torch.equal, cloned=False),
             lambda: _frozen_by(lambda a, b: (a - b).abs().max().item() < 1e-6),
             lambda: lambda model, train: ["encoder.weight"],
             lambda: _frozen_by(lambda a, b: bool(a.flatten()[0] == b.flatten()[0])),
@@ -454,6 +651,16 @@ register(
             lambda: _frozen_by(torch.equal, weights_only=True),
             _without_training,
             lambda: _frozen_by(lambda a, b: not torch.equal(a, b)),
+            lambda: _frozen_by(lambda a, b: (a - b).abs().max().item() < 1e-12),
+            lambda: _frozen_by(lambda a, b: torch.allclose(a, b, rtol=1e-6, atol=0)),
+            lambda: _frozen_by(lambda a, b: bool(a.norm() == b.norm())),
+            lambda: _frozen_by(lambda a, b: (a == b).float().mean().item() > 0.99),
+            lambda: lambda model, train: [n for n, still in train(model).frozen.items() if still],
+            _on_a_copy,
+            _by_gradients,
+            lambda: _frozen_by(torch.equal, weights_only=True, encoder_only=True),
+            lambda: _frozen_by(torch.equal, tensors=True),
+            _on_the_cpu,
         ),
     )
 )
@@ -523,16 +730,17 @@ def _check_frozen(answer: object) -> Verdict:
     unchanged = sorted(n for n in start if torch.equal(start[n], now[n]))
     if unchanged == sorted(start):
         return failed(
-            "your model is still at its starting values: it never trained. Hand over the model "
-            "your frozen_names trained: model = fresh_model(), then frozen = "
-            "frozen_names(model, trainer(steps=30))"
+            "your model is still at its starting values: it never trained. Your frozen_names "
+            "must train the model it is given (train(model), not a copy of it), and you hand "
+            "over that model: model = fresh_model(), then frozen = frozen_names(model, "
+            "trainer(steps=30))"
         )
     if not unchanged:
         return failed(
             "no parameter of your model is still at fresh_model()'s starting values: it "
             "started elsewhere (another seed) or trained where every weight moves (another "
-            "profile). The run the text builds on is fresh_model() trained by "
-            "trainer(steps=30), both as they come"
+            "profile, the CPU, another optimizer such as SGD). The run the text builds on is "
+            "fresh_model() trained by trainer(steps=30), both as they come"
         )
     moved = sorted(set(frozen) - set(unchanged))
     kept = sorted(set(unchanged) - set(frozen))
@@ -563,6 +771,13 @@ def _measured(
     return model, measure(model, trainer(profile or emps.DEFAULT_PROFILE, steps=2, **kw))
 
 
+def _trained_on_the_cpu_and_loaded():
+    model, on_cpu = fresh_model(), fresh_model(device="cpu")
+    frozen = frozen_names(on_cpu, trainer(steps=2))
+    model.load_state_dict(on_cpu.state_dict())  # back on emps, with the CPU run's values
+    return model, frozen
+
+
 def _story_run_reported_as(frozen: object):
     model = fresh_model()
     trainer(steps=2)(model)
@@ -584,12 +799,22 @@ register(
             lambda: _measured(fresh_model(LATER), profile=LATER),
             lambda: _measured(fresh_model(init="contiguous")),
             lambda: _measured(fresh_model(seed=1), seed=1),
-            lambda: _measured(fresh_model(), _frozen_by(torch.equal, copy=False)),
+            lambda: _measured(fresh_model(), _frozen_by(torch.equal, cloned=False)),
             lambda: _story_run_reported_as(1),
             lambda: _story_run_reported_as("encoder.weight"),
             lambda: tuple(reversed(_measured(fresh_model()))),
             lambda: _story_run_reported_as([]),
             lambda: _story_run_reported_as(["encoder"]),
+            lambda: _measured(fresh_model(), _on_a_copy()),
+            lambda: _measured(fresh_model(), optimizer="sgd"),
+            lambda: _measured(fresh_model(), _on_the_cpu()),
+            lambda: _measured(fresh_model(**SMALL)),
+            lambda: _story_run_reported_as(list(dict(_pairs(fresh_model())).values())[:1]),
+            lambda: _story_run_reported_as({"encoder.weight": True, "decoder.weight": False}),
+            _trained_on_the_cpu_and_loaded,
+            lambda: [*_measured(fresh_model())],
+            lambda: _measured(fresh_model(), _by_gradients()),
+            lambda: _measured(fresh_model())[0],
         ),
     )
 )

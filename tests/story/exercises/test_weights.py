@@ -4,6 +4,7 @@ exposes it, and is told why."""
 from __future__ import annotations
 
 import pytest
+import torch
 
 from course.exercises import check
 from course.story.exercises import weights
@@ -19,6 +20,17 @@ CAUSES = {
         "NumPy array",  # .cpu().numpy(): shares memory on the CPU
         "no entry for encoder.bias",  # weights only
         "float16 rounds them",  # .half()
+        "moved the model to cpu",  # model.cpu(): moves the module in place
+        "changed encoder.weight.requires_grad",  # requires_grad_(False)
+        "shares memory",  # .contiguous(): a copy only of the non-contiguous encoder weight
+        "shares memory",  # state_dict().copy(): a new dict, the same tensors
+        "shares memory",  # .data
+        "does not hold the parameter's values",  # the first row only
+        "no entry for encoder.weight",  # keyed by position
+        "return a dict",  # copy.deepcopy(model)
+        "return a dict",  # a list of pairs
+        "does not hold the parameter's values",  # a snapshot of fresh_model(), not of model
+        "float64",  # .double() on emps
     ),
     "01.frozen_names": (
         "close is not equal",  # torch.allclose
@@ -32,6 +44,16 @@ CAUSES = {
         "biases too",  # weights only
         "never called train(model)",  # train forgotten
         "the parameters that moved",  # the answer inverted
+        "any tolerance, however small",  # max difference < 1e-12
+        "a relative tolerance",  # allclose(rtol=1e-6, atol=0)
+        "a summary",  # norms
+        "Compare whole tensors",  # 99% of the values equal: blind to a swap
+        "returns nothing to read",  # the course's History.frozen, from train's return value
+        "still at its starting values",  # trains a deep copy
+        "misses ['encoder.weight']",  # no gradient means frozen
+        "misses",  # the encoder's weight only
+        "list of parameter names",  # the parameters, not their names
+        "moved the model to cpu",  # model.cpu() to take the copy
     ),
     "01.frozen": (
         "never trained",  # an untrained model, names typed in
@@ -45,6 +67,16 @@ CAUSES = {
         "the pair (model, frozen)",  # the pair reversed
         "misses",  # []
         "not parameter names",  # ["encoder"]
+        "not a copy of it",  # a frozen_names that trains a deep copy
+        "another optimizer such as SGD",  # trainer(optimizer="sgd")
+        "lives on cpu",  # a frozen_names that moves the model to the CPU
+        "other sizes",  # a smaller model
+        "list of parameter names",  # the parameter tensors
+        "list of parameter names",  # the History's {name: frozen} dict
+        "no parameter of your model",  # trained on the CPU, loaded back on emps
+        "the pair (model, frozen)",  # a list [model, frozen]
+        "misses ['encoder.weight']",  # frozen by gradients: none
+        "the pair (model, frozen)",  # the model alone
     ),
 }
 
@@ -70,6 +102,23 @@ def test_each_subtle_run_moves_exactly_one_tensor_or_every_one(index):
     case = weights.FROZEN_CASES[index]
     moved = 4 - len(weights._expected_frozen(index))
     assert moved == (4 if "lr = 1e-8" in case.what else 1)
+
+
+def test_the_tiny_and_the_one_step_edits_hide_below_any_tolerance():
+    """1e-38 from 0 passes every absolute tolerance, one step of the largest weight rtol=1e-6."""
+    model = weights._small_cpu()
+    bias, decoder = model.encoder.bias.detach().clone(), model.decoder.weight.detach().clone()
+    weights._edit(weights._tiny_bias)(model)
+    weights._edit(weights._step_largest)(model)
+    assert 0 < (model.encoder.bias - bias).abs().max().item() < 1e-30
+    assert torch.allclose(model.decoder.weight, decoder, rtol=1e-6, atol=0)
+    assert not model.decoder.weight.equal(decoder) and not model.encoder.bias.equal(bias)
+
+
+def test_the_pass_message_does_not_give_the_story_run_away():
+    """01.frozen measures the story's run next: the frozen_names pass must not name it."""
+    verdict = check("01.frozen_names", weights.frozen_names)
+    assert verdict.passed and "encoder.weight" not in verdict.message
 
 
 def test_the_sum_keeping_edit_keeps_the_sum_bitwise():
