@@ -321,14 +321,19 @@ ZERO_MISTAKES = (  # the first that matches is named: the subnormal one before N
         lambda g: (g == 0).all(dim=0).float().mean(),
         "that is the fraction of columns that are all zero: count the elements",
     ),
+    (
+        lambda g: (g[0] == 0).float().mean(),
+        "that is the first row's zero fraction: count the zeros among every element",
+    ),
 )
 
 
 def _check_grad_check(fn: Callable) -> Verdict:
     reference = _reference_grad_check()
     seen: dict[tuple, tuple[str, tuple]] = {}  # a learner's pair -> where, and the right pair
-    for what, grad in _grad_cases().items():
-        got = fn(grad)
+    cases = _grad_cases()
+    answers = [(grad, fn(grad)) for grad in cases.values()]  # a pure function: all cases first
+    for what, (grad, got) in zip(cases, answers, strict=True):
         if not (isinstance(got, tuple) and len(got) == 2):
             return failed(
                 f"return a pair (max |grad|, fraction of exact zeros); for {what} you returned "
@@ -339,7 +344,7 @@ def _check_grad_check(fn: Callable) -> Verdict:
         want = reference(grad)
         mine = (float(got[0]), float(got[1]))
         verdict = same_answer(seen, mine, f"for {what}", want, "`grad`")
-        verdict = verdict or _statistics(grad, what, mine, want)
+        verdict = verdict or _statistics(grad, what, mine, want, answers)
         if verdict is not None:
             return verdict
     return passed(
@@ -347,7 +352,11 @@ def _check_grad_check(fn: Callable) -> Verdict:
     )
 
 
-def _statistics(grad: torch.Tensor, what: str, mine: tuple, want: tuple) -> Verdict | None:
+def _statistics(
+    grad: torch.Tensor, what: str, mine: tuple, want: tuple, answers: list
+) -> Verdict | None:
+    """The first wrong number, named by the mistake it matches; a mistake that matches the
+    learner's numbers on every case (`answers`: each gradient and the learner's pair) first."""
     if not close(mine[0], want[0]) and close(mine[0], want[1]) and close(mine[1], want[0]):
         return failed(
             f"for {what} your pair is in the wrong order: (max |grad|, zero fraction)",
@@ -359,11 +368,22 @@ def _statistics(grad: torch.Tensor, what: str, mine: tuple, want: tuple) -> Verd
         ("max |grad|", mine[0], want[0], MAX_MISTAKES),
         ("zero fraction", mine[1], want[1], ZERO_MISTAKES),
     ):
-        known = [(float(mistake(g)), cause) for mistake, cause in mistakes]
+        slot = 0 if mistakes is MAX_MISTAKES else 1
+        ordered = sorted(mistakes, key=lambda m: not _explains(m[0], slot, answers))
+        known = [(float(mistake(g)), cause) for mistake, cause in ordered]
         verdict = statistic_verdict(label, f"for {what}", value, right, known)
         if verdict is not None:
             return verdict
     return None
+
+
+def _explains(mistake: Callable, slot: int, answers: list) -> bool:
+    """Whether a mistake gives the learner's number on every case (two mistakes can give the
+    same number on one case: a first row's and a column's zero fraction are both 0 there)."""
+    return all(
+        isinstance(got, tuple) and len(got) == 2 and close(float(got[slot]), float(mistake(g)))
+        for g, got in answers
+    )
 
 
 def _reference_grad_check():
@@ -403,6 +423,7 @@ register(
             lambda: lambda g: (g[:, 0].abs().max().item(), (g == 0).float().mean().item()),
             lambda: lambda g: (g.abs().min().item(), (g == 0).float().mean().item()),
             lambda: lambda g: ((g == 0).float().mean().item(), g.abs().max().item()),
+            lambda: lambda g: (g.abs().max().item(), (g[0] == 0).float().mean().item()),
         ),
     )
 )

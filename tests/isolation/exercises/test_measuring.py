@@ -44,6 +44,7 @@ CAUSES = {
         "first column's largest",  # g[:, 0]
         "the smallest magnitude",  # min instead of max
         "in the wrong order",  # (zero fraction, max)
+        "first row's zero fraction",  # g[0] only
     ),
 }
 
