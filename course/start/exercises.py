@@ -143,6 +143,8 @@ def _not_a_string(answer: object) -> str:
         return "your function returned None: return the string (print only shows it)"
     if isinstance(answer, torch.device):
         return "that is the torch.device itself: its .type is the string"
+    if isinstance(answer, torch.Tensor):
+        return "that is the tensor itself: its .device knows where it lives"
     return f"the answer must be a string, not a {type(answer).__name__}"
 
 
@@ -171,9 +173,11 @@ def _index_instead(device_type: Callable, answer: object, tensor: torch.Tensor) 
 
     On the CPU the index is None, as a function that prints instead of returning gives, so the
     function is asked about emps:0 as well, whose index is 0."""
+    if not (answer is None or (isinstance(answer, int) and not isinstance(answer, bool))):
+        return False
     on_emps = torch.zeros(1, device=emps.DEVICE)
     indices = (tensor.device.index, tensor.get_device())
-    return answer in indices and device_type(on_emps) in (0, on_emps.get_device())
+    return answer in indices and device_type(on_emps) == 0
 
 
 def _check_device_type(device_type: object) -> Verdict:
@@ -246,6 +250,7 @@ register(
             lambda: lambda t: t.get_device(),
             lambda: lambda t: t.device.index,
             lambda: lambda t: repr(t.device.type),
+            lambda: lambda t: t,
         ),
     )
 )

@@ -40,6 +40,7 @@ CAUSES = {
         "the device's index",  # t.get_device()
         "the device's index",  # t.device.index: None on the CPU, not a print
         "quotes",  # repr(t.device.type)
+        "the tensor itself",  # t
     ),
 }
 
