@@ -154,9 +154,14 @@ def _changed(values: torch.Tensor, param: torch.Tensor, where: str) -> Verdict:
 Layout = dict[str, tuple[torch.nn.Parameter, torch.device, bool]]
 
 
-def _same_values(model: TopKSAE, before: dict[str, torch.Tensor], where: str) -> Verdict | None:
+def _moved(model: TopKSAE, before: dict[str, torch.Tensor]) -> list[str]:
+    """The parameters whose values are no longer bitwise those in `before`."""
     now = _values(model)
-    changed = [n for n in before if not torch.equal(before[n], now[n])]
+    return [n for n in before if not torch.equal(before[n], now[n])]
+
+
+def _same_values(model: TopKSAE, before: dict[str, torch.Tensor], where: str) -> Verdict | None:
+    changed = _moved(model, before)
     if not changed:
         return None
     return failed(
@@ -492,7 +497,7 @@ def _trained_given(model: TopKSAE, then: Layout, before: dict, want: list[str], 
     verdict = _left_alone(model, then, f"on {what}")
     if verdict is not None:
         return verdict
-    if set(want) != set(before) and _same_values(model, before, "") is None:
+    if set(want) != set(before) and not _moved(model, before):
         return failed(
             f"on {what}, the model your function was given is still at its starting values: "
             "train(model) must train that model, in place, not a copy or another one"
