@@ -30,6 +30,7 @@ CAUSES = {
         "averaged over all samples",  # the first 256 samples only
         "averaged over every element",  # F.mse_loss's default mean
         "all of a sample's dimensions",  # one dimension only
+        "print only shows it",  # printed, not returned
     ),
     "01.floor": (
         "averaged over every element",
