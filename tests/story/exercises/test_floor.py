@@ -85,6 +85,16 @@ def test_changed_course_data_is_told_and_not_measured(monkeypatch):
         assert not verdict.passed and "dataset().x no longer holds" in verdict.message
 
 
+def test_a_miss_on_the_course_data_does_not_show_its_floor():
+    """That number is 01.floor's answer: a failed 01.loss_floor must not print it."""
+    want = floor.best_possible_loss(dataset())
+    one_batch = lambda data: floor._error(data)[:256].pow(2).sum(-1).mean().item()  # noqa: E731
+    verdict = check("01.loss_floor", one_batch)
+    shown = str(verdict)
+    assert not verdict.passed and "the course's data" in shown and "expected: 01.floor" in shown
+    assert f"{want:.4f}" not in shown and repr(want) not in shown
+
+
 def test_the_course_data_are_what_make_data_makes():
     assert floor._changed_field(dataset(), floor._made_afresh()) is None
 
