@@ -9,6 +9,7 @@ outputs, value=1 throughout) before what its comparison cannot see.
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -26,6 +27,7 @@ class Run:
     """One run of a hidden kernel inside the learner's test: what the test varied."""
 
     contiguous: bool
+    dense: bool  # its elements fill one block of memory (a step-sliced output does not)
     transpose: bool  # a 2-d output stored column by column
     dims: int
     offset: int
@@ -37,6 +39,7 @@ class Run:
         out = call.output
         return cls(
             contiguous=out.is_contiguous(),
+            dense=is_dense(out),
             transpose=out.dim() == 2 and not out.is_contiguous() and out.t().is_contiguous(),
             dims=out.dim(),
             offset=out.storage_offset(),
@@ -81,6 +84,16 @@ def _needs_non_transpose(runs: list[Run]) -> str | None:
         "your test tried no non-contiguous output other than a 2-d transpose; a step-sliced "
         "w[:, ::2] or a permuted 3-d tensor is non-contiguous too, and a kernel can get one of "
         "them wrong"
+    )
+
+
+def _needs_gaps(runs: list[Run]) -> str | None:
+    if any(not r.dense for r in _noncontiguous(runs)):
+        return None
+    return (
+        "your test never tried an output with gaps between its elements (a step-sliced "
+        "w[:, ::2]): a kernel can copy back to every transposed or permuted output, whose "
+        "elements fill one block of memory, and still lose the write there"
     )
 
 
@@ -165,6 +178,80 @@ def _memory_order(call):
     _copy_back(call, lambda t: flat.copy_(t.flatten()))
 
 
+def _summary_blind_swap(call):
+    """Torch's values with two of them swapped: a scramble that sums cannot see."""
+    out = call.output
+    temporary = torch.empty(out.shape, dtype=out.dtype)
+    call.run_graph(call.placeholder(temporary), [call.placeholder(t) for t in call.inputs])
+    flat = temporary.view(-1)
+    i, j = _pair_sums_miss(temporary, out.stride(), out.storage_offset())
+    flat[[i, j]] = flat[[j, i]]
+    out.copy_(temporary)
+
+
+SWAP_TRIES = 400  # candidate pairs: on outputs of 15 elements or more, one was found within 70
+
+
+def _pair_sums_miss(values: torch.Tensor, stride, offset: int) -> tuple[int, int]:
+    """Two cells (flat indices of `values`, logical order) holding different values whose swap
+    leaves every whole-output summary bit for bit as it was: by design, not by rounding luck.
+
+    The summaries are taken on a copy with the output's own strides and offset (what the
+    learner reads back) and on a contiguous one; near-equal values are tried first. Where no
+    pair is found (none was on any output tried), the closest two values are swapped anyway."""
+    spans = ((size - 1) * step for size, step in zip(values.shape, stride, strict=True))
+    extent = offset + sum(spans) + 1
+    like = torch.zeros(extent, dtype=values.dtype).as_strided(values.shape, stride, offset)
+    like.copy_(values)
+    before = _summaries(like)
+    flat = values.reshape(-1)
+    pairs = [p for p in _near_pairs(values) if flat[p[0]] != flat[p[1]]] or [(0, 0)]
+    for i, j in pairs[:SWAP_TRIES]:
+        swapped = flat.clone()
+        swapped[[i, j]] = swapped[[j, i]]
+        like.copy_(swapped.view(values.shape))
+        if all(map(torch.equal, _summaries(like), before)):
+            return i, j
+    return pairs[0]
+
+
+def _near_pairs(values: torch.Tensor) -> list[tuple[int, int]]:
+    """Pairs of cells up to 8 apart in sorted order: first those in different lines along every
+    dim (so a sum along any dim, a row or a column sees the swap), then the others; the closest
+    values first (their swap is the likeliest to leave a sum's roundings as they were)."""
+    flat = values.reshape(-1)
+    order = flat.argsort().tolist()
+    index = list(itertools.product(*map(range, values.shape)))
+    pairs = [(order[m], order[m + k]) for k in range(1, 9) for m in range(len(order) - k)]
+    numbers = flat.tolist()
+
+    def key(pair: tuple[int, int]) -> tuple[bool, float]:
+        i, j = pair
+        cells = zip(index[i], index[j], values.shape, strict=True)
+        apart = all(a != b or size == 1 for a, b, size in cells)
+        return (not apart, abs(numbers[i] - numbers[j]))
+
+    return sorted(pairs, key=key)
+
+
+def _summaries(x: torch.Tensor) -> list[torch.Tensor]:
+    """What a test that compares less than every cell looks at: sums, means, norms, in the
+    output's memory order and in logical order, in its dtype and in float64."""
+    return [
+        summary
+        for y in (x, x.contiguous())
+        for summary in (
+            y.sum(),
+            y.mean(),
+            y.abs().sum(),
+            y.square().sum(),
+            torch.linalg.vector_norm(y),
+            y.double().sum(),
+            y.double().mean(),
+        )
+    ]
+
+
 def _all_but_last_row(call):
     _copy_back(call, lambda t: call.output[:-1].copy_(t[:-1]))
 
@@ -238,6 +325,13 @@ HIDDEN_KERNELS: tuple[HiddenKernel, ...] = (
         _needs_non_transpose,
     ),
     HiddenKernel(
+        "copies back only to outputs whose elements fill one block of memory",
+        _only_if(is_dense),
+        True,
+        f"it loses the write to a step-sliced output; {COMPARE}",
+        _needs_gaps,
+    ),
+    HiddenKernel(
         "copies back only for outputs of at most 2 dims",
         _only_if(lambda out: out.dim() <= 2),
         True,
@@ -274,6 +368,14 @@ HIDDEN_KERNELS: tuple[HiddenKernel, ...] = (
         True,
         "every value is there, in the wrong cell (the first and the last cells are right): "
         "sorted values, a sum or a mean, one element cannot see a scramble; compare every cell",
+    ),
+    HiddenKernel(
+        "swaps two of torch's values in a non-contiguous output, keeping every sum and mean",
+        _unless_contiguous(_summary_blind_swap),
+        True,
+        "two values are in each other's cells, yet its sum, mean and norm are torch's bit for "
+        "bit (in float32 and float64, in any order): a summary of the output cannot see values "
+        "in the wrong cells; compare every cell",
     ),
     HiddenKernel(
         "copies back all but the last row of a non-contiguous output",
@@ -334,7 +436,8 @@ def check_kernel_test(breaks) -> Verdict:
     return passed(
         f"your test told all {len(HIDDEN_KERNELS)} hidden kernels apart: lost writes on every "
         "kind of non-contiguous output, an ignored offset or value, values 3% off or one bit off, "
-        "a scramble, a missing row or element and NaN garbage, and it never blamed a right kernel"
+        "a scramble, a swap no sum sees, a missing row or element and NaN garbage, and it never "
+        "blamed a right kernel"
     )
 
 
@@ -474,6 +577,20 @@ register(
                 broken=lambda r, e, ev, o: r.shape != e.shape or r.dtype != e.dtype
             ),
             lambda: _kernel_test_variant(broken=lambda r, e, ev, o: ev[-1].temporaries > 0),
+            lambda: _kernel_test_variant(
+                broken=lambda r, e, ev, o: not torch.equal(r.sum(), e.sum())
+            ),
+            lambda: _kernel_test_variant(
+                broken=lambda r, e, ev, o: (
+                    not (torch.equal(r.mean(), e.mean()) and torch.equal(r.norm(), e.norm()))
+                )
+            ),
+            lambda: _kernel_test_variant(
+                (
+                    ((4, 6), ("contiguous", "transposed", "storage-offset")),
+                    ((2, 3, 4), ("permuted",)),
+                )
+            ),
         ),
     )
 )
