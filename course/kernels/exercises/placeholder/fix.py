@@ -40,6 +40,8 @@ FIX_VARIANTS: tuple[tuple[str, str, float], ...] = (  # (output layout, family, 
     ("transposed with a storage offset", "addcdiv", 0.75),
     ("permuted 3-d", "addcmul", 1.5),
     ("4-d, two dims swapped", "addcdiv", -0.5),
+    ("channels-last 4-d", "addcmul", -2.0),
+    ("step-sliced 1-d", "addcdiv", 1.25),
     ("contiguous", "addcmul", 0.5),
 )
 
@@ -344,6 +346,13 @@ def _copy_back_if(condition):
     return copy_back
 
 
+def _contiguous_in_some_format(call):
+    """ "Channels-last is contiguous too": the output itself goes to the graph then."""
+    out = call.output
+    kept = out.dim() == 4 and out.is_contiguous(memory_format=torch.channels_last)
+    return out if kept else out.contiguous()
+
+
 def _matrix_temporary(call):
     rows, cols = call.output.shape  # fails on anything but a matrix
     return torch.empty(rows, cols)
@@ -384,6 +393,7 @@ register(
             lambda: _fix_variant(_contiguous, lambda call, t: call.output.set_(t)),
             lambda: _fix_variant(_contiguous, lambda call, t: call.output[0].copy_(t[0])),
             lambda: _fix_variant(_contiguous, lambda call, t: call.inputs[-1].copy_(t)),
+            lambda: _fix_variant(_contiguous_in_some_format),
         ),
     )
 )

@@ -2,7 +2,8 @@
 
 A kernel that is right on the layouts a learner tried may still be wrong on one they did not:
 a row-sliced output (non-contiguous, yet its last stride is 1), a transposed one that starts
-inside its storage, four dims. Values are seeded from a private generator.
+inside its storage, a channels-last one (contiguous in another memory format, not for the graph),
+one dim or four. Values are seeded from a private generator.
 """
 
 from __future__ import annotations
@@ -25,6 +26,8 @@ HIDDEN_SHAPES: dict[str, tuple[int, ...]] = {
     "transposed with a storage offset": (4, 6),
     "permuted 3-d": (2, 3, 4),
     "4-d, two dims swapped": (2, 3, 2, 4),
+    "channels-last 4-d": (2, 3, 2, 4),  # dense, and contiguous in *a* memory format: not this one
+    "step-sliced 1-d": (12,),
     "contiguous": (4, 6),
     "contiguous 3-d": (2, 3, 4),
 }
@@ -36,6 +39,7 @@ def _strided_empty(layout: str, shape: tuple[int, ...]) -> torch.Tensor:
     makers: dict[str, Callable[[], torch.Tensor]] = {
         "transposed": lambda: torch.empty(shape[::-1]).t(),
         "step-sliced": lambda: torch.empty(*shape[:-1], 2 * shape[-1])[..., ::2],
+        "step-sliced 1-d": lambda: torch.empty(2 * rows)[::2],
         "row-sliced": lambda: torch.empty(2 * rows, *rest)[::2],
         "storage-offset": lambda: torch.empty(5 + rows, *rest)[5:],
         "transposed with a storage offset": lambda: torch.empty(shape[1] + 1, rows)[1:].t(),
@@ -43,6 +47,9 @@ def _strided_empty(layout: str, shape: tuple[int, ...]) -> torch.Tensor:
         "4-d, two dims swapped": lambda: torch.empty(
             shape[0], shape[3], shape[2], shape[1]
         ).transpose(1, 3),
+        "channels-last 4-d": lambda: torch.empty(shape).contiguous(
+            memory_format=torch.channels_last
+        ),
     }
     return makers.get(layout, lambda: torch.empty(shape))()
 

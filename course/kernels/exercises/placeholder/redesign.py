@@ -40,6 +40,8 @@ REDESIGN_LAYOUTS = (  # the non-contiguous ones first: a lost write is the worse
     "row-sliced",
     "permuted 3-d",
     "4-d, two dims swapped",
+    "channels-last 4-d",
+    "step-sliced 1-d",
     "transposed with a storage offset",
     "storage-offset",
     "contiguous",
@@ -390,6 +392,12 @@ def _rebind_tensor(self):
     self.tensor = self.buffer
 
 
+def _contiguous_in_some_format(tensor):
+    """ "Channels-last is contiguous too": such a tensor is its own buffer then."""
+    channels_last = tensor.dim() == 4 and tensor.is_contiguous(memory_format=torch.channels_last)
+    return tensor if channels_last else tensor.contiguous()
+
+
 def _last_stride_test(tensor):
     return tensor if tensor.stride(-1) == 1 else tensor.contiguous()
 
@@ -433,6 +441,7 @@ register(
             lambda: lambda tensor: emps.OutputPlaceholder(tensor),
             lambda: _Delegating,
             lambda: _ResetOnFailure,
+            lambda: _placeholder_variant(buffer=_contiguous_in_some_format),
         ),
     )
 )
