@@ -40,7 +40,7 @@ class OpCall:
     inputs: tuple[frozenset[str], ...]  # each same-shaped tensor input's layouts
     from_zeros: bool  # the output held only zeros before the call
     changes: bool = True  # the op, run on the CPU on these values, changes the output
-    arrived: str = "all"  # how much of the CPU's answer the output holds after: all, part, none
+    arrived: str = "all"  # what of the CPU's answer the output holds after: all, part, off, none
     shape: tuple[int, ...] = ()  # the output's shape
 
     def laid_out_as(self, output_layout: str, input_layout: str) -> bool:
@@ -82,11 +82,21 @@ def _on_cpu(value: object) -> object:
 
 
 def _arrived(after: torch.Tensor, start: torch.Tensor, expected: torch.Tensor) -> str:
-    """How much of the op's result the output holds: all of it, none (still the start), or
-    part (some elements written, others not, or other values)."""
+    """How much of the op's result the output holds: all of it, none (still the start), part
+    (some elements still hold their start where the op changes them), or off (every element
+    written, not to the CPU's bits: a tolerant comparison calls that an update)."""
     if same_bits(after, expected):
         return "all"
-    return "none" if same_bits(after, start) else "part"
+    if same_bits(after, start):
+        return "none"
+    unwritten = (_bits(after) == _bits(start)) & (_bits(expected) != _bits(start))
+    return "part" if bool(unwritten.any()) else "off"
+
+
+def _bits(t: torch.Tensor) -> torch.Tensor:
+    """The tensor's bits as integers (NaN equals NaN), for elementwise "same bits"."""
+    as_int = {2: torch.int16, 4: torch.int32, 8: torch.int64}.get(t.element_size())
+    return t.view(as_int) if t.is_floating_point() and as_int else t
 
 
 def _op_call(name: str, args: tuple, start: torch.Tensor, expected: torch.Tensor) -> OpCall:

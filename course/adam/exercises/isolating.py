@@ -8,9 +8,12 @@ named before a conclusion is compared, because they are what makes a conclusion 
 somewhere. The hidden cases vary the op, both layouts and the profile, including backends
 made for the check: only addcmul_ broken; macOS 15's strided buffers with both families listed
 as broken (nothing is lost there: a profile's list is not a measurement); lerp_ broken (an
-experiment on values the op leaves unchanged, all ones, cannot see it); and an addcdiv_ whose
-copy-back stops after the first row (a comparison of one element or one row, or "did it
-change?", calls that an update).
+experiment on values the op leaves unchanged, all ones, cannot see it); lerp_ and mul_ broken
+besides 2.2.1's two (a lost mul_ leaves an output of zeros as it was: a zero start cannot see
+it); an addcdiv_ whose copy-back stops after the first row and a lerp_ whose copy-back starts
+one row late (a comparison of one element or one row, or "did it change?", calls that an
+update); and an addcmul_ whose result arrives a last bit off (a tolerant comparison calls that
+an update).
 """
 
 from __future__ import annotations
@@ -49,15 +52,39 @@ ONLY_ADDCMUL = emps.TORCH_2_2_1.with_broken({"addcmul"}, name="hidden-addcmul-on
 STRIDED_LISTED = emps.MACOS15.with_broken(emps.ADAM_FAMILIES, name="hidden-strided-listed")
 
 
-def first_row_copied_back(call: KernelCall) -> None:
-    """A kernel made for the check: it gathers and computes like a working one, but its
-    copy-back stops after the output's first row, so the rest keeps its old values."""
+def _computed_aside(call: KernelCall) -> torch.Tensor | None:
+    """Gather and compute like a working kernel: the contiguous result of a non-contiguous
+    output, for the kernel to copy back (None: a contiguous output was written directly)."""
     needs_copy = not call.output.is_contiguous()
     result = gather(call.output) if needs_copy else call.output
     call.temporaries += int(needs_copy)
     call.run_graph(call.placeholder(result), [call.placeholder(t) for t in call.inputs])
-    if needs_copy:
+    return result if needs_copy else None
+
+
+def first_row_copied_back(call: KernelCall) -> None:
+    """A kernel made for the check: its copy-back stops after the output's first row, so
+    the rest keeps its old values."""
+    result = _computed_aside(call)
+    if result is not None:
         copy_back(call.output[:1], result[:1])
+
+
+def first_row_skipped(call: KernelCall) -> None:
+    """A kernel made for the check: its copy-back starts one row late (the first row keeps
+    its old values), so a comparison of the last row, or "did it change?", sees an update."""
+    result = _computed_aside(call)
+    if result is not None:
+        copy_back(call.output[1:], result[1:])
+
+
+def last_bit_off(call: KernelCall) -> None:
+    """A kernel made for the check: every element is written, each one float32 step (one
+    ulp) above the CPU's answer, as a kernel that rounds differently would: the CPU's bits
+    never arrive, and a tolerant comparison (allclose) takes that for an update."""
+    result = _computed_aside(call)
+    if result is not None:
+        copy_back(call.output, torch.nextafter(result, torch.full_like(result, torch.inf)))
 
 
 def _made_for_the_check(name: str, label: str) -> emps.Profile:
@@ -68,9 +95,25 @@ LERP_LOST = _made_for_the_check("hidden-lerp-lost", "a backend made for this che
 FIRST_ROW = _made_for_the_check(
     "hidden-first-row", "a backend made for this check (a partial copy-back)"
 )
+ROW_SKIPPED = _made_for_the_check(
+    "hidden-row-skipped", "a backend made for this check (a copy-back that starts late)"
+)
+ROUNDED = _made_for_the_check(
+    "hidden-rounded", "a backend made for this check (a result rounded differently)"
+)
+# 2.2.1's two broken kernels, and lerp_'s and mul_'s too: a profile (not kernel overrides),
+# so that on_profile runs it as well (03.lost_ops)
+SEVERAL_LOST = replace(
+    _made_for_the_check(
+        "hidden-several-lost", "a backend made for this check (several kernels broken)"
+    ),
+    broken=emps.TORCH_2_2_1.broken | {"lerp", "mul"},
+)
 HIDDEN_KERNELS: dict[str, dict[str, Kernel]] = {
     LERP_LOST.name: {"lerp": write_through_placeholder},
     FIRST_ROW.name: {"addcdiv": first_row_copied_back},
+    ROW_SKIPPED.name: {"lerp": first_row_skipped},
+    ROUNDED.name: {"addcmul": last_bit_off},
 }
 
 
@@ -112,6 +155,10 @@ ISOLATIONS = (
     Isolation(STRIDED_LISTED, "addcmul_", "transposed", "transposed"),
     Isolation(LERP_LOST, "lerp_", "transposed"),
     Isolation(FIRST_ROW, "addcdiv_", "transposed"),
+    Isolation(ROW_SKIPPED, "lerp_", "step-sliced"),
+    Isolation(ROUNDED, "addcmul_", "transposed"),
+    Isolation(SEVERAL_LOST, "mul_", "transposed"),
+    Isolation(SEVERAL_LOST, "lerp_", "contiguous", "transposed"),
 )
 
 
@@ -177,8 +224,9 @@ def how_it_ran(watch: OpWatch, case: Isolation) -> Verdict | None:
     if not runs:
         return failed(
             f"for {case.what} your function ran no {case.op} at all: an answer from the "
-            "story's table, from a profile's name or its list of broken families, or from the "
-            "layout's name, is not a measurement, and a profile you have not seen shows it. "
+            "story's table, from a profile's name or its list of broken families, from the "
+            "layout's name, or remembered from an earlier call (a cache, a dict of results) "
+            "is not a measurement, and a profile you have not seen shows it. "
             "Run the op and look at what arrives."
         )
     on_device = watch.runs(case.op, EMULATED)
@@ -264,9 +312,17 @@ def _why(got: str, runs: list[OpCall]) -> str:
     arrived = {r.arrived for r in runs}
     if got == "updates" and "part" in arrived:
         return (
-            "only part of the result arrived (the first row): a comparison of one element, "
-            "one row, or 'did it change?' calls that an update. 'updates' means the whole "
-            "output holds the CPU's answer: torch.equal(out.cpu(), expected)"
+            "only part of the result arrived (some rows kept their start values): a "
+            "comparison of one element, one row, or 'did it change?' calls that an update. "
+            "'updates' means the whole output holds the CPU's answer: "
+            "torch.equal(out.cpu(), expected)"
+        )
+    if got == "updates" and "off" in arrived:
+        return (
+            "every element was written, but not with the CPU's bits (each one a last bit "
+            "off, as a kernel that rounds differently writes it). A tolerant comparison "
+            "(allclose, a bound on the difference) calls that an update; 'updates' means the "
+            "CPU's answer bit for bit: torch.equal(out.cpu(), expected)"
         )
     if got == "updates" and len(runs) > 1:
         return (
@@ -349,12 +405,12 @@ def _isolate_with(flaw: str):
 
 def _isolate_comparing(flaw: str):
     """The experiment run right, its conclusion drawn wrong: a tolerant or partial comparison,
-    a sum, "did it change?", an answer from the names, or an expected answer made on the
-    device the same way (lost too)."""
+    a sum, "did it change?", an answer from the names, an expected answer made on the device
+    the same way (lost too), or a start of zeros that a lost mul_ leaves as they were."""
 
     def isolate_op(op, output_layout, input_layout):
         gen = torch.Generator().manual_seed(0)
-        start = torch.randn(6, 4, generator=gen)
+        start = torch.zeros(6, 4) if flaw == "from zeros" else torch.randn(6, 4, generator=gen)
         a, b = torch.randn(6, 4, generator=gen), torch.rand(6, 4, generator=gen) + 0.5
         expected = start.clone()
         if flaw == "device expected":
@@ -368,6 +424,8 @@ def _isolate_comparing(flaw: str):
         got = out.cpu()
         same = {
             "allclose": lambda: torch.allclose(got, expected, atol=1e-2),
+            "default allclose": lambda: torch.allclose(got, expected),
+            "last row": lambda: torch.equal(got[-1], expected[-1]),
             "one element": lambda: bool(got[0, 0] == expected[0, 0]),
             "first row": lambda: torch.equal(got[0], expected[0]),
             "changed": lambda: not torch.equal(got, start),
@@ -419,6 +477,12 @@ def _isolate_on_one_row():
     return isolate_op
 
 
+def _isolate_cached():
+    """The experiment run once per op and layouts, and remembered: a profile changed since
+    is never seen."""
+    return functools.cache(reference_isolate_op())
+
+
 def _isolate_with_the_course():
     def isolate_op(op, output_layout, input_layout):
         found = op_isolation.isolate(op, output_layout, input_layout)
@@ -458,6 +522,10 @@ register(
             _isolate_on_ones,
             _isolate_moved_to_the_device,
             _isolate_on_one_row,
+            lambda: _isolate_comparing("from zeros"),
+            lambda: _isolate_comparing("default allclose"),
+            lambda: _isolate_comparing("last row"),
+            _isolate_cached,
         ),
     )
 )

@@ -6,8 +6,10 @@ profile is handed in while *another* profile is in force, and the watch sees whe
 ops ran, on the emulated device, under the profile asked about, into a transposed output with
 contiguous inputs (one thing changed at a time). A set written down (the one printed by the
 previous exercise), remembered from an earlier run, or read from the profile (its name, its
-label, its list of broken families), is named; so are the two hidden profiles where such a set
-is wrong: only addcmul_ broken, and macOS 15 listing both families while nothing is lost.
+label, its list of broken families), is named; so are the hidden profiles where such a set is
+wrong: only addcmul_ broken, macOS 15 listing both families while nothing is lost, and one
+where lerp_ and mul_ lose their writes too (a set kept to the story's suspects, or measured from
+zeros, which a lost mul_ leaves as they were, is wrong there).
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from course.adam import op_isolation
 from course.adam.exercises.common import EMULATED, OpWatch
 from course.adam.exercises.isolating import (
     ONLY_ADDCMUL,
+    SEVERAL_LOST,
     STRIDED_LISTED,
     course_experiment,
     measure,
@@ -36,6 +39,7 @@ PROFILES = (
     emps.MACOS15,
     ONLY_ADDCMUL,
     STRIDED_LISTED,
+    SEVERAL_LOST,
 )
 
 
@@ -75,11 +79,11 @@ def _check_lost_ops(fn: Callable) -> Verdict:
             return verdict
     answers = [frozenset(got) for got, _, _ in runs]
     for index, (profile, (_, watch, _)) in enumerate(zip(PROFILES, runs, strict=True)):
-        verdict = _how_it_ran(watch, profile, answers) or _conclusion(answers[index], index)
+        verdict = _how_it_ran(watch, profile, answers) or _conclusion(answers[index], index, watch)
         if verdict is not None:
             return verdict
     return passed(
-        f"measured right on {len(PROFILES)} profiles, two of them made for this check: the "
+        f"measured right on {len(PROFILES)} profiles, three of them made for this check: the "
         "writes are lost on PyTorch 2.2.1 only; 2.4 fixed both kernels, and on macOS 15 "
         "nothing is lost, whatever a profile's list says."
     )
@@ -166,13 +170,32 @@ def _not_measured(profile: emps.Profile, answers: list[frozenset[str]]) -> Verdi
     )
 
 
-def _conclusion(got: frozenset[str], index: int) -> Verdict | None:
+def _conclusion(got: frozenset[str], index: int, watch: OpWatch) -> Verdict | None:
     want = _expected(index)
     if got == want:
         return None
     profile = PROFILES[index]
+    asked = [
+        c
+        for c in watch.calls
+        if c.profile == profile.name and c.laid_out_as("transposed", "contiguous")
+    ]
+    measured_lost = sorted({c.op for c in asked if c.arrived != "all"} - got)
+    from_zeros = sorted(op for op in want - got if all(c.from_zeros for c in asked if c.op == op))
     if got == frozenset(OPS) - want:
         cause = "those are the ops that update: return the ops whose result is lost"
+    elif measured_lost:
+        cause = (
+            f"your own runs of {', '.join(measured_lost)} left the CPU's answer out of the "
+            "output, yet your set leaves them out: keep every op your measurement finds lost, "
+            "not only the story's suspects"
+        )
+    elif from_zeros:
+        cause = (
+            f"your {from_zeros[0]} wrote into an output of zeros, and where its result is lost "
+            "the zeros it leaves look like a write of zeros: start from non-zero values "
+            "(03.isolate_op)"
+        )
     else:
         cause = "your experiment ran as asked, so check your isolate_op (03.isolate_op) first"
     return failed(
@@ -214,6 +237,16 @@ def _measured(
             return on_profile(profile, isolate_op, op, layout, inputs)
 
         return {op for op in ops if keep(one(op))}
+
+    return lost_ops
+
+
+def _kept_to_the_suspects():
+    """All four measured, but only the story's two suspects ever reported."""
+    found = _measured(lambda verdict: verdict == "lost")
+
+    def lost_ops(profile):
+        return found(profile) & {"addcmul_", "addcdiv_"}
 
     return lost_ops
 
@@ -270,6 +303,21 @@ def _with_a_cpu_experiment():
     return lost_ops
 
 
+def _with_a_zeros_experiment():
+    from course.adam.exercises.isolating import _isolate_comparing
+
+    isolate_op = _isolate_comparing("from zeros")
+
+    def lost_ops(profile):
+        return {
+            op
+            for op in OPS
+            if on_profile(profile, isolate_op, op, "transposed", "contiguous") == "lost"
+        }
+
+    return lost_ops
+
+
 def _with_the_course():
     def lost_ops(profile):
         return {op for op in OPS if op_isolation.isolate(op, profile=profile).verdict != "updates"}
@@ -310,6 +358,8 @@ register(
             _remembered,
             _with_a_cpu_experiment,
             lambda: _measured(lambda found: found == "lost", inputs="transposed"),
+            _kept_to_the_suspects,
+            _with_a_zeros_experiment,
         ),
     )
 )

@@ -33,6 +33,10 @@ CAUSES = {
         "the op changes nothing",  # all ones
         ".to(device) of a tensor with gaps",
         "Use at least 2 rows and 2 columns",  # (1, 4) tensors: "transposed" stays contiguous
+        "started at zeros",  # compared bitwise, but a lost mul_ leaves zeros as they were
+        "not with the CPU's bits",  # torch.allclose with its default tolerance
+        "only part of the result arrived",  # the last row compared
+        "a cache",  # functools.cache: the profile changed, the answer did not
     ),
 }
 
@@ -52,16 +56,21 @@ def test_hidden_cases_vary_op_layouts_and_profile():
 
 def test_the_story_table_is_wrong_on_later_and_hidden_profiles():
     """A profile made for the check lists both families broken and loses nothing; another
-    breaks addcmul_ alone: an answer from a list, a name or the story is wrong there."""
-    later = {
-        case.profile.name: isolating._expected_isolation(i)
+    breaks addcmul_ alone: an answer from a list, a name or the story is wrong there. The
+    backends made for the check lose a write (lerp_; mul_ where several kernels are broken),
+    write part of it (addcdiv_'s first row only, lerp_'s all but the first row) or write it a
+    last bit off (addcmul_); a contiguous output arrives even where several are broken."""
+    later = [
+        (case, isolating._expected_isolation(i))
         for i, case in enumerate(isolating.ISOLATIONS)
         if case.profile is not emps.TORCH_2_2_1
-    }
-    made = {isolating.LERP_LOST.name, isolating.FIRST_ROW.name}
-    assert {later[name] for name in later if name not in made} == {"updates"}
+    ]
+    made = {*isolating.HIDDEN_KERNELS, isolating.SEVERAL_LOST.name}
+    assert {want for case, want in later if case.profile.name not in made} == {"updates"}
     assert isolating.STRIDED_LISTED.broken >= emps.ADAM_FAMILIES
-    assert {later[name] for name in made} == {"lost"}  # lerp_ lost; addcdiv_ half written
+    on_made = {(c.op, c.output_layout): want for c, want in later if c.profile.name in made}
+    assert list(on_made.values()).count("lost") == 5
+    assert on_made[("lerp_", "contiguous")] == "updates"
 
 
 def test_the_partial_copy_back_writes_the_first_row_only():

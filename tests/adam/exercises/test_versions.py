@@ -24,6 +24,8 @@ CAUSES = {
         "remembered from an earlier run",
         "ran only on the CPU",
         "never with contiguous inputs",
+        "not only the story's suspects",  # all four measured, two kept
+        "start from non-zero values",  # its isolate_op starts at zeros: a lost mul_ unseen
     ),
 }
 
@@ -39,6 +41,7 @@ def test_the_expected_sets_are_measured_and_differ_from_each_profiles_list():
     assert expected[emps.TORCH_2_4.name] == expected[emps.MACOS15.name] == frozenset()
     assert expected["hidden-addcmul-only"] == {"addcmul_"}
     assert expected["hidden-strided-listed"] == frozenset()  # both families listed as broken
+    assert expected["hidden-several-lost"] == frozenset(versions.OPS)  # lerp_ and mul_ too
 
 
 def test_every_profile_is_asked_while_another_is_in_force():
