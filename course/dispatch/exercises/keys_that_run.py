@@ -50,6 +50,19 @@ def _inference() -> Iterator[None]:
 
 
 @contextlib.contextmanager
+def _no_grad() -> Iterator[None]:
+    with torch.no_grad():
+        yield
+
+
+def _made_outside_inference() -> torch.Tensor:
+    """A normal tensor, as if made before the mode (the call's tensors are made inside its
+    context): it keeps its autograd and ADInplaceOrView keys."""
+    with torch.inference_mode(False):
+        return torch.zeros(2, 3)
+
+
+@contextlib.contextmanager
 def _autocast() -> Iterator[None]:
     with torch.autocast("cpu", dtype=torch.bfloat16):
         yield
@@ -103,6 +116,18 @@ CALLS = (
         "an inference tensor inside torch.inference_mode()",
         "addcmul_",
         lambda: torch.zeros(2, 3),
+        _inference,
+    ),
+    Call(
+        "a CPU tensor that requires grad, under torch.no_grad()",
+        "mul_.Tensor",
+        lambda: torch.zeros(2, 3).requires_grad_(),
+        _no_grad,
+    ),
+    Call(
+        "a normal CPU tensor (made outside) inside torch.inference_mode()",
+        "addcmul_",
+        _made_outside_inference,
         _inference,
     ),
 )
@@ -169,6 +194,22 @@ MISTAKES = (
         "requires_grad does not change the key set: autograd's key is there for every tensor "
         "(of a dtype that can have gradients), its kernel runs and checks requires_grad "
         "itself. Read the keys from active_keys(tensor), not from the tensor's flags",
+    ),
+    Mistake(
+        lambda op, t: [k for k in _walk(op, t) if torch.is_grad_enabled() or "Autograd" not in k],
+        "torch.no_grad() does not change the key set: autograd's kernel still runs, sees that "
+        "grad mode is off and records no graph. Read the keys from active_keys(tensor), not "
+        "from the grad mode",
+    ),
+    Mistake(
+        lambda op, t: [
+            k
+            for k in _walk(op, t)
+            if not (torch.is_inference_mode_enabled() and k == "ADInplaceOrView")
+        ],
+        "inference mode takes autograd's keys out of this thread, but a normal tensor (made "
+        "outside the mode) still goes through ADInplaceOrView, which bumps its version counter; "
+        "only an inference tensor lacks that key itself. active_keys(tensor) tells them apart",
     ),
     Mistake(
         lambda op, t: [k for k in _walk(op, t) if "Autocast" not in k],
@@ -346,6 +387,20 @@ register(
                 ),
             ),
             lambda: functools.partial(_stopping, lambda key, tensor: False),
+            lambda: (
+                lambda op, tensor: [
+                    k
+                    for k in _reference()(op, tensor)
+                    if torch.is_grad_enabled() or "Autograd" not in k
+                ]
+            ),
+            lambda: (
+                lambda op, tensor: [
+                    k
+                    for k in _reference()(op, tensor)
+                    if not (torch.is_inference_mode_enabled() and k == "ADInplaceOrView")
+                ]
+            ),
         ),
     )
 )

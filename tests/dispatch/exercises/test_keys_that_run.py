@@ -28,6 +28,8 @@ CAUSES = {
         "requires_grad does not change the key set",  # autograd only when requires_grad
         "went on past Python",  # stops at Python only for a tensor subclass, not for a mode
         "went on past Python",  # never stops
+        "torch.no_grad() does not change the key set",  # drops autograd under no_grad
+        "a normal tensor (made outside the mode)",  # inference mode drops ADInplaceOrView too
     ),
 }
 
@@ -41,7 +43,15 @@ def test_calls_vary_the_op_the_tensor_and_the_thread():
     calls = keys_that_run.CALLS
     assert len({call.op for call in calls}) >= 4
     labels = " ".join(call.label for call in calls)
-    for kind in ("meta", "emulated", "requires grad", "dispatch mode", "autocast", "inference"):
+    for kind in (
+        "meta",
+        "emulated",
+        "requires grad",
+        "dispatch mode",
+        "autocast",
+        "inference",
+        "no_grad",
+    ):
         assert kind in labels
     contexts = {call.context for call in calls}
     assert len(contexts) >= 4
