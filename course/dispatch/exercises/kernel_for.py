@@ -83,6 +83,14 @@ def _delegate_always(op: str, backend: str) -> str:
     return lookup(lookup(op).structured_delegate).backend_kernels()[backend]
 
 
+def _delegate_by_name(op: str, backend: str) -> str:
+    """The delegate guessed from the op's name (addcmul_ -> addcmul.out), not read."""
+    own = lookup(op).backend_kernels()
+    if backend in own:
+        return own[backend]
+    return lookup(op.split(".")[0].rstrip("_") + ".out").backend_kernels()[backend]
+
+
 def _raw_rows(op: str, backend: str) -> str:
     entry = lookup(op)
     if backend in entry.dispatch or not entry.structured_delegate:
@@ -160,6 +168,14 @@ MISTAKES = (
         ),
     ),
     Mistake(_delegate_first, _why_own),
+    Mistake(
+        _delegate_by_name,
+        lambda op, b: (
+            f"{op} delegates to {lookup(op).structured_delegate}: the overload to follow is read "
+            "from the entry's structured_delegate, not built from the op's name (an overload's "
+            "out= variant is not always named <op>.out)"
+        ),
+    ),
     Mistake(
         _raw_rows,
         lambda op, b: (
@@ -400,6 +416,7 @@ register(
             lambda: lambda op, backend: f"{op.split('.')[0].rstrip('_')}_out_{backend.lower()}",
             lambda: lambda op, backend: lookup(op).backend_kernels().get(backend),
             lambda: _without_overload,
+            lambda: _delegate_by_name,
         ),
     )
 )

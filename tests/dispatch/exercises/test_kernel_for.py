@@ -31,6 +31,7 @@ CAUSES = {
         "not built from the op's and the backend's",  # a name made up, not read
         "the kernel is in the row of its structured_delegate",  # .get(backend) gives None
         "has no default overload",  # the overload stripped from the op's name
+        "not built from the op's name",  # the delegate guessed as <op>.out
     ),
 }
 
