@@ -48,37 +48,73 @@ def _layer(cls: type[nn.Module], *args: int) -> nn.Module:
 # --- 09.tie_weights ------------------------------------------------------------------------------
 
 # (shape, dtype, device) of the hidden decoder weights: a square one (a non-transpose of the right
-# shape), a float16 one (a copy must keep the dtype), one on the emulated device (and the device)
+# shape), a float16 one (a copy must keep the dtype), one on the emulated device (and the device),
+# and a one-row and a one-column weight (a probe's nn.Linear(n, 1)), whose transposes are
+# contiguous already: a copy made only when needed (contiguous()) is no copy there
 DECODERS = (
     ((4, 6), torch.float32, "cpu"),
     ((8, 3), torch.float32, "cpu"),
     ((5, 5), torch.float32, "cpu"),
     ((6, 4), torch.float16, "cpu"),
     ((3, 7), torch.float32, emps.DEVICE),
+    ((1, 6), torch.float32, "cpu"),
+    ((5, 1), torch.float32, emps.DEVICE),
 )
 
 
 def _names_used(fn: Callable) -> set[str]:
-    """The attribute and function names in the learner's source ({"T", "clone"}...), if readable."""
+    """The attribute and function names in the learner's source ({"T", "clone"}...), if readable;
+    each attribute also as ".T", so that a method is not confused with a variable named t."""
     try:
         tree = ast.parse(textwrap.dedent(inspect.getsource(fn)))
     except (OSError, TypeError, SyntaxError):
         return set()
-    return {n.attr for n in ast.walk(tree) if isinstance(n, ast.Attribute)} | {
-        n.id for n in ast.walk(tree) if isinstance(n, ast.Name)
-    }
+    attributes = {n.attr for n in ast.walk(tree) if isinstance(n, ast.Attribute)}
+    names = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)}
+    return attributes | names | {f".{attr}" for attr in attributes}
 
 
-def _view_message(used: set[str], stride: tuple[int, ...]) -> str:
-    """Why a result that shares the decoder's memory is wrong, naming the call that made it."""
-    call = next(
-        (f"{c}" for c in ("t()", "T", "transpose()", "permute()") if c.strip("()") in used), ""
+# calls that return their input, or a view of it, when they need not copy: (attribute in the
+# source, as the message names it); the message names every one the learner used
+VIEW_CALLS = (
+    ("T", "`.T`"),
+    ("t", "`.t()`"),
+    ("mT", "`.mT`"),
+    ("transpose", "`.transpose()`"),
+    ("permute", "`.permute()`"),
+    ("reshape", "`.reshape()`"),
+    ("view", "`.view()`"),
+    ("flatten", "`.flatten()`"),
+)
+
+
+def _view_message(used: set[str], encoder: torch.Tensor, decoder: torch.Tensor) -> str:
+    """Why a result that shares the decoder's memory is wrong, naming the calls that made it."""
+    shared = (
+        f"a view of the decoder's memory (stride {encoder.stride()}), not a tensor of its own: "
+        "training the encoder would move the decoder too"
     )
-    made = f"`.{call}` returns a view" if call else "your encoder is a view"
-    return (
-        f"{made} of the decoder's memory (stride {stride}), not a tensor of its own: training the "
-        "encoder would move the decoder too"
-    )
+    if {".to", "contiguous_format"} <= used:
+        return (
+            "`.to(memory_format=torch.contiguous_format)` returns the tensor itself when dtype "
+            "and device match and it judges the layout to be the one asked for (for a 2-D "
+            f"tensor it always does): your encoder is {shared}"
+        )
+    calls = [shown for name, shown in VIEW_CALLS if f".{name}" in used]
+    named = " and ".join(filter(None, [", ".join(calls[:-1]), *calls[-1:]]))
+    if encoder.is_contiguous():  # only a transpose with a size-1 dimension is both
+        made = (
+            "`.contiguous()` returns such a tensor as it is"
+            if ".contiguous" in used
+            else f"{named or 'your code'} kept it without a copy"
+        )
+        return (
+            f"the transpose of a {list(decoder.shape)} weight is contiguous already (a size-1 "
+            f"dimension's stride does not count), and {made}: your encoder is {shared}"
+        )
+    if not calls:
+        return f"your encoder is {shared}"
+    return f"{named} {'returns' if len(calls) == 1 else 'return'} {shared}"
 
 
 # (names in the learner's source, why a copy made with them kept the transposed strides): the
@@ -171,7 +207,7 @@ def _tie_problem(encoder: object, decoder: torch.Tensor, used: set[str]) -> str 
             "the order of the elements, a transpose swaps rows and columns"
         )
     if _same_memory(encoder, decoder):
-        return _view_message(used, encoder.stride())
+        return _view_message(used, encoder, decoder)
     if not encoder.is_contiguous():
         return _copy_message(used, encoder.stride())
     return None
@@ -194,8 +230,8 @@ def _tie_by_data():
 
 
 def _reference_tie():
-    def tie(decoder_weight):
-        return decoder_weight.T.contiguous()
+    def tie(decoder_weight):  # contiguous() would return a [1, n] weight's transpose as it is
+        return decoder_weight.T.clone(memory_format=torch.contiguous_format)
 
     return tie
 
@@ -204,10 +240,12 @@ register(
     Exercise(
         "09.tie_weights",
         "Write tie(decoder_weight) -> the encoder's initial weight: the decoder's transpose, as a "
-        "contiguous tensor of its own (decoder weights are nn.Linear weights, so contiguous).",
+        "contiguous tensor of its own, whatever the weight's shape (decoder weights are "
+        "nn.Linear weights, so contiguous).",
         _check_tie,
-        "`.T` is a view; `.clone()` keeps its strides; `.contiguous()` on a non-contiguous tensor "
-        "copies into row-major order.",
+        "`.T` is a view; `.clone()` keeps its strides; `.contiguous()` copies a non-contiguous "
+        "tensor into row-major order but returns a contiguous one as it is, while "
+        "`clone(memory_format=...)` always copies.",
         _reference_tie,
         (
             lambda: lambda w: w.T.clone(),
@@ -227,6 +265,10 @@ register(
             lambda: lambda w: copy.deepcopy(w.T),
             lambda: lambda w: torch.empty_strided(w.T.shape, w.T.stride()).copy_(w.T),
             lambda: lambda w: torch.from_numpy(w.numpy().T.copy()),
+            lambda: lambda w: w.T.contiguous(),
+            lambda: lambda w: w.T.to(memory_format=torch.contiguous_format),
+            lambda: lambda w: w.T.reshape(w.shape[1], w.shape[0]),
+            lambda: lambda w: w.T.flatten().view(w.shape[1], w.shape[0]),
         ),
     )
 )
@@ -244,6 +286,17 @@ class _Scaled(nn.Module):
         super().__init__()
         self.linear = _layer(nn.Linear, 4, 3)
         self.register_buffer("scale", torch.ones(1, 3).expand(4, 3), persistent=False)
+
+
+class _Counted(nn.Module):
+    """A linear layer that counts, per input and output feature, how often each fired: an
+    integer buffer, written in place at every forward, made (like the story's encoder) from a
+    transpose."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.linear = _layer(nn.Linear, 4, 3)
+        self.register_buffer("fired", torch.zeros(4, 3, dtype=torch.long).T)
 
 
 def _sliced() -> nn.Module:
@@ -276,7 +329,8 @@ SUSPECT_CASES: dict[str, tuple[Callable[[], nn.Module], list[str], str]] = {
     "the story's SAE": (
         lambda: TopKSAE(d_model=8, n_features=16, k=4, init="transposed"),
         ["encoder.weight"],
-        "the encoder was initialised from a transposed view",
+        "the encoder was initialised as a clone of a transposed view: memory of its own, which "
+        "it fills (no view, no gaps), and still not contiguous, since clone() kept the strides",
     ),
     "a Linear whose weight is a [:, :2] slice": (
         _sliced,
@@ -287,7 +341,8 @@ SUSPECT_CASES: dict[str, tuple[Callable[[], nn.Module], list[str], str]] = {
     "a conv net moved to channels_last": (
         _channels_last,
         ["0.weight", "2.weight"],
-        "channels_last stores a conv weight channels innermost: not contiguous by default rules",
+        "channels_last stores a conv weight channels innermost: contiguous in that memory "
+        "format, but not contiguous, the row-major test the story's kernels made",
     ),
     "a conv net in channels_last whose last conv is 1x1": (
         lambda: _channels_last(last_kernel=1),
@@ -306,6 +361,12 @@ SUSPECT_CASES: dict[str, tuple[Callable[[], nn.Module], list[str], str]] = {
         ["scale"],
         "buffers are written in place too (BatchNorm's running statistics), and a stride-0 one is "
         "not contiguous",
+    ),
+    "a module with an integer buffer": (
+        _Counted,
+        ["fired"],
+        "a counter is written in place too (as BatchNorm's num_batches_tracked is), and an "
+        "integer tensor has strides like any other: check every dtype",
     ),
     "a model with nothing wrong": (_healthy, [], "a healthy model must give an empty list"),
     "the fixed SAE": (
@@ -483,9 +544,35 @@ register(
                     if t.storage_offset() != 0 or not t.is_contiguous()
                 ]
             ),
+            lambda: lambda m: [n for n, t in _tensors(m) if t._base is not None],
+            lambda: (
+                lambda m: [
+                    n
+                    for n, t in _tensors(m)
+                    if t.untyped_storage().nbytes() != t.numel() * t.element_size()
+                ]
+            ),
+            lambda: (
+                lambda m: [
+                    n
+                    for n, t in _tensors(m)
+                    if not t.is_contiguous()
+                    and not t.is_contiguous(memory_format=torch.channels_last)
+                ]
+            ),
+            lambda: (
+                lambda m: [
+                    n for n, t in _tensors(m) if t.is_floating_point() and not t.is_contiguous()
+                ]
+            ),
         ),
     )
 )
+
+
+def _tensors(model: nn.Module) -> list[tuple[str, torch.Tensor]]:
+    """The model's named parameters and buffers, as the wrong answers above take them."""
+    return [*model.named_parameters(), *model.named_buffers()]
 
 
 # --- 09.state_suspects ---------------------------------------------------------------------------
@@ -549,6 +636,24 @@ def _rmsprop_channels_last() -> tuple[nn.Module, torch.optim.Optimizer]:
     return _trained(net, optimizer, _batch(2, 3, 8, 8))
 
 
+def _adagrad_before_its_first_step() -> tuple[nn.Module, torch.optim.Optimizer]:
+    model = TopKSAE(d_model=8, n_features=16, k=4, init="transposed")
+    return model, torch.optim.Adagrad(model.parameters(), lr=1e-2)
+
+
+def _adam_on_a_slice() -> tuple[nn.Module, torch.optim.Optimizer]:
+    layer = _sliced()  # weight stride (6, 1): not contiguous, and not dense either
+    return _trained(layer, torch.optim.Adam(layer.parameters(), lr=1e-3), _batch(4, 2))
+
+
+def _tied_by_a_view() -> tuple[nn.Module, torch.optim.Optimizer]:
+    """A square SAE whose encoder weight is the decoder's memory itself (09.tie_weights' trap):
+    two weights of one shape, at one address."""
+    model = TopKSAE(d_model=8, n_features=8, k=4, init="contiguous")
+    model.encoder.weight = nn.Parameter(model.decoder.weight.detach().T)
+    return _trained(model, torch.optim.Adam(model.parameters(), lr=1e-3), _batch(16, 8))
+
+
 def _before_the_first_step() -> tuple[nn.Module, torch.optim.Optimizer]:
     model = TopKSAE(d_model=8, n_features=16, k=4, init="transposed")
     return model, torch.optim.Adam(model.parameters(), lr=1e-3)
@@ -605,6 +710,25 @@ STATE_CASES: dict[str, tuple[Callable[[], tuple], list[tuple[str, str]], str]] =
         [*ADAM_PAIRS, ("encoder.weight", "max_exp_avg_sq")],
         "amsgrad adds max_exp_avg_sq: take every tensor in the state, not a list of known keys",
     ),
+    "the story's SAE with Adagrad, before its first step": (
+        _adagrad_before_its_first_step,
+        [("encoder.weight", "sum")],
+        "Adagrad makes its state in its constructor (full_like(param), the parameter's layout), "
+        "before any step or gradient: read the state that is there, whatever has run",
+    ),
+    "Adam on a Linear whose weight is a [:, :2] slice, after one step": (
+        _adam_on_a_slice,
+        [],
+        "zeros_like keeps a layout only when it is dense, and a slice with gaps is not: the "
+        "state of this non-contiguous weight is contiguous, so ask the state tensors, not the "
+        "parameter",
+    ),
+    "Adam on a square SAE whose encoder weight is a view of the decoder's, after one step": (
+        _tied_by_a_view,
+        ADAM_PAIRS,
+        "its encoder and decoder weights have one shape and one data pointer: only the tensor "
+        "itself tells them apart",
+    ),
     "the story's SAE before its first Adam step": (
         _before_the_first_step,
         [],
@@ -634,7 +758,8 @@ def _state_problem(yours: list, expected: list, names: set[str]) -> str:
     if yours and sorted(k for _, k in yours) == sorted(k for _, k in expected):
         return (
             "the right state tensors under the wrong names: optimizer.state is keyed by the "
-            "parameter tensor itself, so find each one's name by identity, not by position"
+            "parameter tensor itself, so find each one's name by identity, not by position, "
+            "shape or address"
         )
     missing = [pair for pair in expected if pair not in yours]
     if missing:
@@ -769,6 +894,42 @@ def _reference_pairs(optimizer):
     ]
 
 
+def _with_a_gradient():
+    def state_suspects(model, optimizer):  # only the parameters that have a .grad
+        return [
+            (name, key)
+            for name, p in model.named_parameters()
+            if p.grad is not None
+            for key, value in optimizer.state[p].items()
+            if not value.is_contiguous()
+        ]
+
+    return state_suspects
+
+
+def _named_by(key: Callable[[torch.Tensor], object]):
+    """The reference, but naming each parameter by `key` (its shape, its address) instead of
+    by the tensor itself."""
+
+    def state_suspects(model, optimizer):
+        names = {key(p): name for name, p in model.named_parameters()}
+        return [(names[key(p)], k) for p, k in _reference_pairs(optimizer)]
+
+    return state_suspects
+
+
+def _parameter_or_state():
+    def state_suspects(model, optimizer):  # belt and braces: the parameter's layout, or its state's
+        return [
+            (name, key)
+            for name, p in model.named_parameters()
+            for key, value in optimizer.state[p].items()
+            if value.dim() and not (p.is_contiguous() and value.is_contiguous())
+        ]
+
+    return state_suspects
+
+
 def _named_by_position():
     def state_suspects(model, optimizer):
         return [
@@ -823,6 +984,10 @@ register(
             _from_the_last_stride,
             _named_by_module,
             lambda: lambda m, o: list(ADAM_PAIRS),
+            _with_a_gradient,
+            lambda: _named_by(lambda p: tuple(p.shape)),
+            lambda: _named_by(lambda p: p.data_ptr()),
+            _parameter_or_state,
         ),
     )
 )

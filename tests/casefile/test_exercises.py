@@ -28,6 +28,10 @@ TIE_CAUSES = (
     "a (deep)copy keeps the strides",  # copy.deepcopy(w.T)
     "the transpose's strides yourself",  # empty_strided(w.T.shape, w.T.stride())
     "on emps:0: tie raised TypeError",  # through numpy: only CPU tensors go there
+    "`.contiguous()` returns such a tensor as it is",  # w.T.contiguous(): a [1, n] weight's view
+    "`.to(memory_format=torch.contiguous_format)` returns the tensor itself",  # no copy
+    "`.T` and `.reshape()` return a view",  # reshape to the transpose's own shape
+    "`.T`, `.view()` and `.flatten()` kept it without a copy",  # a copy only when one is needed
 )
 SUSPECT_CAUSES = (
     "last stride is 1",  # stride[-1] != 1
@@ -45,6 +49,10 @@ SUSPECT_CAUSES = (
     "more than once",  # parameters and state_dict() together
     "a vector with stride 2 is not contiguous",  # matrices only
     "storage offset 8",  # a storage offset taken for a layout problem
+    "no view, no gaps",  # views taken for the non-contiguous tensors (_base)
+    "which it fills",  # tensors that do not fill their storage
+    "contiguous in that memory format, but not contiguous",  # channels_last counted as fine
+    "check every dtype",  # floating-point tensors only
 )
 STATE_CAUSES = (
     "read the keys of optimizer.state[p]",  # Adam's keys only
@@ -62,6 +70,10 @@ STATE_CAUSES = (
     "rather than guess from one stride",  # last stride not 1
     "'encoder' is not the name of a parameter",  # the module's name
     "'encoder.weight' is not the name of a parameter of this model",  # the story's answer
+    "Adagrad makes its state in its constructor",  # only parameters with a .grad
+    "by identity, not by position, shape or address",  # names looked up by shape
+    "one shape and one data pointer",  # names looked up by data_ptr()
+    "zeros_like keeps a layout only when it is dense",  # the parameter's layout or the state's
 )
 
 
@@ -77,15 +89,29 @@ def test_each_wrong_answer_is_told_its_own_mistake(name, index, cause):
     assert_told_its_cause(name, index, cause)
 
 
-def test_the_notebooks_own_fix_passes_and_other_contiguous_copies_too():
+def test_copies_that_always_own_their_memory_pass():
     def tie(decoder_weight):
-        return decoder_weight.T.contiguous()
-
-    def tie_by_clone(decoder_weight):
         return decoder_weight.T.clone(memory_format=torch.contiguous_format)
 
-    assert check("09.tie_weights", tie).passed
-    assert check("09.tie_weights", tie_by_clone).passed
+    def tie_by_two_copies(decoder_weight):  # TopKSAE's own: clone, then contiguous()
+        return decoder_weight.T.clone().contiguous()
+
+    def tie_into_new_memory(decoder_weight):
+        rows, columns = decoder_weight.shape
+        new = torch.empty(columns, rows, dtype=decoder_weight.dtype, device=decoder_weight.device)
+        return new.copy_(decoder_weight.T)
+
+    for answer in (tie, tie_by_two_copies, tie_into_new_memory):
+        assert check("09.tie_weights", answer).passed, answer.__name__
+
+
+def test_a_variable_named_t_is_not_blamed_as_t():
+    def tie(decoder_weight):
+        t = decoder_weight.T
+        return t
+
+    message = check("09.tie_weights", tie).message
+    assert "`.T` returns a view" in message and "t()" not in message
 
 
 def test_the_empty_like_feedback_does_not_blame_clone():
@@ -127,3 +153,19 @@ def test_the_new_hidden_cases_are_what_their_labels_say():
 def test_the_dtype_feedback_names_float64_only_for_float64():
     message = check("09.tie_weights", lambda w: w.T.contiguous().half()).message
     assert "a weight keeps its dtype" in message and "float64" not in message
+
+
+def test_the_round_two_hidden_cases_are_what_their_labels_say():
+    one_row = torch.zeros(1, 6)  # a probe's weight: its transpose is contiguous, so no copy
+    assert one_row.T.is_contiguous() and one_row.T.contiguous().data_ptr() == one_row.data_ptr()
+    fired = exercises._Counted().fired
+    assert fired.dtype == torch.long and not fired.is_contiguous()
+    model, optimizer = exercises._adagrad_before_its_first_step()
+    weight = model.encoder.weight
+    assert weight.grad is None and not optimizer.state[weight]["sum"].is_contiguous()
+    model, optimizer = exercises._adam_on_a_slice()
+    assert not model.weight.is_contiguous()
+    assert all(value.is_contiguous() for value in optimizer.state[model.weight].values())
+    model, _ = exercises._tied_by_a_view()
+    encoder, decoder = model.encoder.weight, model.decoder.weight
+    assert encoder.shape == decoder.shape and encoder.data_ptr() == decoder.data_ptr()
