@@ -45,13 +45,16 @@ SMALL = {"d_model": 64, "n_features": 256, "k": 8}
 class Case:
     """A hidden run: the model, what trains it, and why a right answer must get it right.
 
-    `subtle`: only an exact comparison of whole tensors sees what this run changed."""
+    `subtle`: only an exact comparison of whole tensors sees what this run changed.
+    `story`: the story's profile and init, so its answer is the one 01.frozen measures next:
+    a miss on it does not show the expected names."""
 
     what: str
     make: Callable[[], TopKSAE]
     train: Callable[[TopKSAE], object]
     why: str = ""
     subtle: bool = False
+    story: bool = False
 
 
 def _names(model: TopKSAE) -> list[str]:
@@ -347,6 +350,7 @@ FROZEN_CASES = (
         lambda: fresh_model(**SMALL),
         trainer(steps=3),
         "the answer must come from the run you were given",
+        story=True,
     ),
     Case(
         f"a later profile ({LATER.name})",
@@ -372,6 +376,7 @@ FROZEN_CASES = (
         lambda: fresh_model(seed=11, **SMALL),
         trainer(steps=3, seed=11),
         "only the run can say what moved: compare before and after",
+        story=True,
     ),
     Case(
         "a later profile with lr = 1e-8 (weights move by a float32 step or two)",
@@ -518,16 +523,18 @@ def _frozen_miss(got: list[str], want: list[str], names: list[str], case: Case) 
     elif want and got == sorted(set(names) - set(want)):
         cause = "those are the parameters that moved: the question is which did not"
     elif missing and set(got) <= set(want):
+        which = _how_many(missing) if case.story else str(missing)
         cause = (
-            f"your list misses {missing}, bitwise equal to its value before training: every "
+            f"your list misses {which}, bitwise equal to its value before training: every "
             "parameter counts, biases too, each compared whole (torch.equal)"
         )
     else:
         cause = case.why
+    shown = "not shown: it is what 01.frozen measures next" if case.story else want
     return failed(
         f"on {case.what}, not the parameters left bitwise equal to their initial values: {cause}",
         got,
-        want,
+        shown,
     )
 
 
@@ -718,6 +725,11 @@ def _frozen_given(frozen: object, names: list[str]) -> Verdict | None:
     return None
 
 
+def _how_many(names: list[str]) -> str:
+    """A count, not the names: the names left out are the answer being measured."""
+    return "a parameter" if len(names) == 1 else f"{len(names)} parameters"
+
+
 def _check_frozen(answer: object) -> Verdict:
     if not (isinstance(answer, tuple) and len(answer) == 2 and isinstance(answer[0], TopKSAE)):
         return failed(
@@ -751,7 +763,7 @@ def _check_frozen(answer: object) -> Verdict:
     kept = sorted(set(unchanged) - set(frozen))
     if moved or kept:
         parts = [f"lists {moved}, which moved on your model"] if moved else []
-        parts += [f"misses {kept}, still bitwise at its starting value"] if kept else []
+        parts += [f"misses {_how_many(kept)} still bitwise at its starting value"] if kept else []
         return failed(
             f"your frozen {' and '.join(parts)}: check your frozen_names first "
             "(check('01.frozen_names', frozen_names))",

@@ -50,8 +50,8 @@ CAUSES = {
         "Compare whole tensors",  # 99% of the values equal: blind to a swap
         "returns nothing to read",  # the course's History.frozen, from train's return value
         "still at its starting values",  # trains a deep copy
-        "misses ['encoder.weight']",  # no gradient means frozen
-        "misses",  # the encoder's weight only
+        "misses a parameter",  # no gradient means frozen: the name is not given away
+        "misses ['encoder.bias']",  # the encoder's weight only
         "list of parameter names",  # the parameters, not their names
         "moved the model to cpu",  # model.cpu() to take the copy
     ),
@@ -75,7 +75,7 @@ CAUSES = {
         "list of parameter names",  # the History's {name: frozen} dict
         "no parameter of your model",  # trained on the CPU, loaded back on emps
         "the pair (model, frozen)",  # a list [model, frozen]
-        "misses ['encoder.weight']",  # frozen by gradients: none
+        "misses a parameter",  # frozen by gradients: none
         "the pair (model, frozen)",  # the model alone
     ),
 }
@@ -113,6 +113,12 @@ def test_the_tiny_and_the_one_step_edits_hide_below_any_tolerance():
     assert 0 < (model.encoder.bias - bias).abs().max().item() < 1e-30
     assert torch.allclose(model.decoder.weight, decoder, rtol=1e-6, atol=0)
     assert not model.decoder.weight.equal(decoder) and not model.encoder.bias.equal(bias)
+
+
+def test_a_miss_on_the_story_profile_does_not_name_what_froze():
+    """The story profile's frozen names are 01.frozen's answer: a failed check hides them."""
+    shown = str(check("01.frozen_names", weights._by_gradients()))
+    assert "the story's profile" in shown and "encoder.weight" not in shown
 
 
 def test_the_pass_message_does_not_give_the_story_run_away():
