@@ -2,8 +2,9 @@
 
 Checked against torch on about 250 random layouts of 0 to 5 dims (offsets, permuted, sliced,
 expanded); a wrong rule is told its classic cause: the offset left out, an index paired with
-another dim's stride, the last stride taken as 1, three dims named one by one, a stride copied
-from the notebook's example, torch or the course's calculator asked instead.
+another dim's stride, the last stride taken as 1, a slot counted in bytes, three dims named one
+by one, a stride copied from the notebook's example, torch or the course's calculator asked
+instead.
 """
 
 from __future__ import annotations
@@ -54,6 +55,17 @@ def _last_stride_one(m: Mismatch) -> str | None:
     )
 
 
+def _counted_in_bytes(m: Mismatch) -> str | None:
+    expected = m.case.expected
+    size = next((k for k in (2, 4, 8) if expected and m.yours == k * expected), None)
+    if size is None:
+        return None
+    return (
+        f"your slot is {size} times torch's: it counts bytes ({size} per element). The storage "
+        "offset and the strides count elements, not bytes, so the slot needs no element size"
+    )
+
+
 def _not_an_int(m: Mismatch) -> str | None:
     if isinstance(m.yours, int) and not isinstance(m.yours, bool):
         return None
@@ -82,6 +94,7 @@ ADDRESS = Rule(
     causes=(
         lambda misses: smallest(misses, _another_dims_stride),
         lambda misses: smallest(misses, _last_stride_one),
+        lambda misses: smallest(misses, _counted_in_bytes),
     ),
 )
 
@@ -175,6 +188,13 @@ def _a_float_slot():
     return address
 
 
+def _slot_in_bytes():
+    def address(index, stride, offset):  # "an address is in bytes: 4 per float32"
+        return 4 * (offset + sum(i * s for i, s in zip(index, stride, strict=True)))
+
+    return address
+
+
 def _asks_torch():
     def address(index, stride, offset):
         storage = torch.arange(10_000)  # each value is its own address
@@ -213,6 +233,7 @@ register(
             _stride_zero_as_one,
             _numpy_dot,
             _a_float_slot,
+            _slot_in_bytes,
         ),
     )
 )

@@ -1,6 +1,8 @@
 """04.is_contiguous: torch's contiguity rule, from a shape and its strides.
 
-Checked against `Tensor.is_contiguous()` on 300 random layouts of 0 to 5 dims. A wrong rule says
+Checked against `Tensor.is_contiguous()` on 300 random layouts of 0 to 5 dims and 24 corners
+they seldom reach (empty tensors with any strides; strides that shrink to 1 over exactly as
+many slots as elements, yet overlap). A wrong rule says
 "contiguous" where torch does not, or the other way round; the feedback takes the smallest case of
 each and says what torch sees there: an expanded dim that repeats, gaps, a dense layout in another
 dim order (the story's transposed weight), a size-1 dim whose stride never counts, an empty tensor.
@@ -8,7 +10,10 @@ dim order (the story's transposed weight), a size-1 dim whose stride never count
 
 from __future__ import annotations
 
+import functools
+import itertools
 import math
+import random
 
 import numpy as np
 import torch
@@ -17,7 +22,7 @@ from course.exercises import Exercise, Verdict, passed, register
 from course.layout import oracle
 from course.layout.calculator import Layout
 from course.layout.exercises.common import Finding, Rule, judge, plain
-from course.layout.oracle import Mismatch
+from course.layout.oracle import Case, Mismatch
 from course.layout.view_or_copy import contiguous_strides
 
 
@@ -130,10 +135,43 @@ def _both_ways(misses: list[Mismatch]) -> Finding | None:
     return Finding(". And ".join(parts), shown)
 
 
+@functools.cache
+def contiguity_cases() -> tuple[Case, ...]:
+    """The oracle's random layouts, and two corners they seldom reach (drawn from a private
+    generator): empty tensors whose other dims have any strides (torch calls every one
+    contiguous, so a rule that skips a size-0 dim like a size-1 dim, and never asks whether
+    the tensor is empty, is wrong there), and layouts that fill their span exactly with
+    strides shrinking to 1, yet overlap and leave a gap ((2, 2, 2) with stride (3, 3, 1):
+    "no gaps, strides decreasing" calls that contiguous)."""
+    rng = random.Random(6)
+    corners = [_empty_any_strides(rng) for _ in range(12)]
+    corners += [_fills_its_span(rng) for _ in range(12)]
+    return oracle.contiguity_cases() + tuple(
+        Case(v, (v.shape, v.stride), v.tensor().is_contiguous(), str(v)) for v in corners
+    )
+
+
+def _empty_any_strides(rng: random.Random) -> Layout:
+    shape = [rng.randint(1, 4) for _ in range(rng.randint(2, 4))]
+    shape[rng.randrange(len(shape))] = 0
+    return Layout.strided(tuple(shape), tuple(rng.randint(0, 12) for _ in shape))
+
+
+def _fills_its_span(rng: random.Random) -> Layout:
+    """Strides that shrink to 1 over as many slots as elements, not row-major: they overlap
+    somewhere and leave a gap elsewhere."""
+    while True:
+        shape = tuple(rng.randint(2, 3) for _ in range(rng.randint(3, 4)))
+        stride = tuple(sorted((rng.randint(1, 9) for _ in shape[1:]), reverse=True)) + (1,)
+        span = 1 + sum((n - 1) * s for n, s in zip(shape, stride, strict=True))
+        if span == math.prod(shape) and stride != contiguous_strides(shape):
+            return Layout.strided(shape, stride)
+
+
 IS_CONTIGUOUS = Rule(
     title="your contiguity rule",
     signature="def is_contiguous(shape, stride)",
-    cases=oracle.contiguity_cases,
+    cases=contiguity_cases,
     reference=_is_contiguous_reference(),
     params=("shape", "stride"),
     form=_not_a_bool,
@@ -248,6 +286,31 @@ def _decreasing_to_one():
     return is_contiguous
 
 
+def _empty_dims_skipped_like_size_one():
+    def is_contiguous(shape, stride):  # "dims of size 0 or 1 are never stepped along"
+        expected = 1
+        for size, step in zip(reversed(shape), reversed(stride), strict=True):
+            if size > 1:
+                if step != expected:
+                    return False
+                expected *= size
+        return True
+
+    return is_contiguous
+
+
+def _fills_its_span_decreasing_to_one():
+    def is_contiguous(shape, stride):  # "no gaps, and the strides shrink to 1"
+        if 0 in shape:
+            return True
+        stepped = [(n, s) for n, s in zip(shape, stride, strict=True) if n != 1]
+        span = 1 + sum((n - 1) * s for n, s in stepped)
+        shrinking = all(a[1] >= b[1] for a, b in itertools.pairwise(stepped))
+        return not stepped or (span == math.prod(shape) and shrinking and stepped[-1][1] == 1)
+
+    return is_contiguous
+
+
 def _asks_torch():
     def is_contiguous(shape, stride):
         return torch.empty_strided(shape, stride).is_contiguous()
@@ -293,6 +356,8 @@ register(
             _no_dims_not_contiguous,
             _dense_and_decreasing,
             _decreasing_to_one,
+            _empty_dims_skipped_like_size_one,
+            _fills_its_span_decreasing_to_one,
         ),
     )
 )

@@ -1,13 +1,14 @@
 """04.make_contiguous: one call that makes a tensor contiguous, copying only when it must.
 
-Run on ten hidden inputs that vary what the prompt names: the layout (transposed, step-sliced,
-narrowed, expanded, permuted, channels-last; contiguous with and without an offset, with a
-size-1 dim whose stride is not the row-major one, a scalar),
-the number of dims (0 to 4) and the dtype (float32, int64, float16, float64, bool). Each
-result must hold the same values in the same shape and dtype, be contiguous, leave the input
-alone, and be the input itself when that is contiguous already. A wrong answer is told what
-happened: a copy that keeps the layout, a view that keeps it, the input returned as it was,
-memory relabelled instead of copied, the dtype changed, a wasted copy.
+Run on twelve hidden inputs that vary what the prompt names: the layout (transposed,
+step-sliced, a strided vector, narrowed, expanded, permuted, channels-last; contiguous with and
+without an offset, with a size-1 dim whose stride is not the row-major one, a scalar), the
+number of dims (0 to 4, every rank from 1 on also non-contiguous) and the dtype (float32,
+int64, float16, float64, bool). Each result must hold the same values in the same shape and
+dtype, be contiguous, leave the input alone, and be the input itself when that is contiguous
+already. A wrong answer is told what happened: a copy that keeps the layout, a view that keeps
+it, the input returned as it was, memory relabelled instead of copied, the dtype changed, a
+wasted copy.
 """
 
 from __future__ import annotations
@@ -38,6 +39,7 @@ INPUTS = (  # the non-contiguous ones first: they are where a layout is made
     Input("every other column, int64", lambda: _grid(torch.int64)[:, ::2]),
     Input("first 3 columns (stride (6, 1)), float64", lambda: _grid(torch.float64)[:, :3]),
     Input("expanded row (stride 0), float16", lambda: _grid(torch.float16)[:1].expand(3, 6)),
+    Input("every other element of a 1-d vector, float64", lambda: torch.arange(10.0)[::2]),
     Input(
         "permuted 3-d, bool",
         lambda: (torch.arange(24).view(2, 3, 4) % 3 == 0).permute(2, 0, 1),
@@ -247,6 +249,13 @@ def _two_dims_only():
     return make_contiguous
 
 
+def _vectors_left_alone():
+    def make_contiguous(x):  # "a vector is one row: it cannot be out of order"
+        return x if x.dim() < 2 else x.contiguous()
+
+    return make_contiguous
+
+
 def _to_memory_format():
     def make_contiguous(x):
         return x.to(memory_format=torch.contiguous_format)
@@ -291,6 +300,7 @@ register(
             _two_dims_only,
             _to_memory_format,
             _into_a_float_buffer,
+            _vectors_left_alone,
         ),
     )
 )

@@ -122,6 +122,17 @@ def _slice_steps_every_dim(m: Mismatch) -> str | None:
     return None
 
 
+def _slice_stride_is_step(m: Mismatch) -> str | None:
+    shape, stride, offset, dim, start, stop, step = m.case.args
+    if m.yours[1][dim] == step != m.case.expected[1][dim]:
+        return (
+            f"the sliced dim's stride becomes the step, {step}. But the step counts elements "
+            f"of dim {dim}, and one element of that dim is stride[{dim}] = {stride[dim]} slots "
+            "from the next: a stride counts slots"
+        )
+    return None
+
+
 def _slice_stride_ignores_step(m: Mismatch) -> str | None:
     shape, stride, offset, dim, start, stop, step = m.case.args
     if step > 1 and m.yours[1][dim] == stride[dim] != m.case.expected[1][dim]:
@@ -146,6 +157,12 @@ def _slice_offset(m: Mismatch) -> str | None:
             f"it moves the offset by start * stride * step, but the view's first element is "
             f"element {start} of dim {dim}, start * stride[{dim}] slots on: the step only "
             "spaces the elements after it"
+        )
+    if step > 1 and m.yours[2] == offset + start * step:
+        return (
+            f"it moves the offset by start * step, but the step only spaces the elements "
+            f"after the first, and the first is element {start} of dim {dim}: how many storage "
+            "slots on from the input's first element does it sit?"
         )
     if m.yours[2] == offset + start:
         return (
@@ -232,6 +249,7 @@ RULES = {
             _slice_one_too_many,
             _slice_counts_every_element,
             _slice_steps_every_dim,
+            _slice_stride_is_step,
             _slice_stride_ignores_step,
             _slice_offset,
         ),
@@ -386,6 +404,26 @@ def _slice_to_the_end():
     return _with(step_slice=step_slice)
 
 
+def _slice_stride_of_the_step():
+    def step_slice(shape, stride, offset, dim, start, stop, step):
+        new_shape, new_stride = list(shape), list(stride)
+        new_shape[dim] = (stop - start + step - 1) // step
+        new_stride[dim] = step  # "x[::2] has stride 2"
+        return tuple(new_shape), tuple(new_stride), offset + start * stride[dim]
+
+    return _with(step_slice=step_slice)
+
+
+def _slice_offset_by_start_times_step():
+    def step_slice(shape, stride, offset, dim, start, stop, step):
+        new_shape, new_stride = list(shape), list(stride)
+        new_shape[dim] = (stop - start + step - 1) // step
+        new_stride[dim] = stride[dim] * step
+        return tuple(new_shape), tuple(new_stride), offset + start * step
+
+    return _with(step_slice=step_slice)
+
+
 def _permute_into_row_major():
     def permute(shape, stride, offset, dims):
         new_shape = tuple(shape[d] for d in dims)
@@ -460,6 +498,8 @@ register(
             _slice_offset_times_step,
             _slice_to_the_end,
             _permute_into_row_major,
+            _slice_stride_of_the_step,
+            _slice_offset_by_start_times_step,
         ),
     )
 )

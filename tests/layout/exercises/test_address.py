@@ -21,6 +21,7 @@ CAUSES = {
         "the last dim to be 1 slot",  # stride 0 (an expanded dim) taken as 1
         "asked numpy",  # np.dot(index, stride)
         "as an int",  # float(...)
+        "it counts bytes (4 per element)",  # 4 * (offset + ...): a float32's bytes
     ),
 }
 

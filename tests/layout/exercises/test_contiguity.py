@@ -24,6 +24,8 @@ CAUSES = {
         "a 0-dim tensor holds one element",  # no dims: not contiguous
         "never stepped along",  # no gaps and decreasing strides
         "leave gaps",  # last stride 1 and decreasing strides
+        "no elements",  # size-0 dims skipped like size-1 dims, emptiness never asked
+        "its elements overlap",  # no gaps, strides shrinking to 1: (2, 2, 2), (3, 3, 1)
     ),
 }
 

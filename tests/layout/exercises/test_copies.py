@@ -23,6 +23,7 @@ CAUSES = {
         "its number of dims",  # only 2-d inputs made contiguous
         "x.to(memory_format=...) returns its input",
         "keeps the dtype",  # torch.empty(x.shape).copy_(x): always float32
+        "you returned the input itself",  # 0-d and 1-d inputs left as they are
     ),
 }
 
@@ -34,7 +35,8 @@ def test_each_wrong_answer_is_told_its_cause(name, index, cause):
 
 def test_the_hidden_inputs_vary_layout_rank_and_dtype():
     tensors = [case.make() for case in INPUTS]
-    assert sum(not t.is_contiguous() for t in tensors) == 6
+    assert sum(not t.is_contiguous() for t in tensors) == 7
+    assert any(t.dim() == 1 and not t.is_contiguous() for t in tensors)
     assert {t.dim() for t in tensors} == {0, 1, 2, 3, 4}
     assert {t.dtype for t in tensors} >= {torch.float32, torch.int64, torch.float16, torch.bool}
     assert any(t.storage_offset() and t.is_contiguous() for t in tensors)

@@ -25,6 +25,8 @@ CAUSES = {
         "start * stride * step",  # slice: the offset moved by the new stride
         "whatever `stop` is",  # slice: x[start::step]
         "whatever `stride` is",  # permute: row-major strides for the new shape
+        "stride becomes the step",  # slice: the new stride is the step itself
+        "moves the offset by start * step",  # slice: offset + start * step
     ),
 }
 
