@@ -155,9 +155,16 @@ def _real(op, case: Inputs) -> tuple[torch.Tensor | None, Verdict | None]:
             result.dtype,
             natural.dtype,
         )
-    if result.shape != natural.shape or not torch.allclose(result, natural, rtol=1e-6, atol=0):
+    if result.shape != natural.shape or not _close(result, natural):
         return None, _values_verdict(case, result, natural)
     return result, None
+
+
+def _close(result: torch.Tensor, natural: torch.Tensor) -> bool:
+    """Within a few roundings of the dtype's own precision: another order of the same formula
+    (a lerp, a float64 computation) passes, float32 arithmetic on float64 inputs does not."""
+    eps = torch.finfo(natural.dtype).eps
+    return torch.allclose(result, natural, rtol=8 * eps, atol=eps)
 
 
 def _copy_layout(t: torch.Tensor) -> torch.Tensor:
@@ -169,6 +176,14 @@ def _copy_layout(t: torch.Tensor) -> torch.Tensor:
 
 def _values_verdict(case: Inputs, result: torch.Tensor, natural: torch.Tensor) -> Verdict:
     where = f"wrong values on {case.label}"
+    if result.shape == natural.shape and _in_float32(case, result, natural):
+        return failed(
+            f"{where}: your kernel computes in float32 and returns {natural.dtype}, so the "
+            "result has float32's precision only (about 7 digits, not 16): compute in the "
+            "inputs' dtype",
+            "float32 arithmetic",
+            f"{natural.dtype} arithmetic",
+        )
     if result.shape == natural.shape:
         for mistake, cause in FORMULA_MISTAKES:
             guess = mistake(case.avg_sq, case.grad, case.beta)
@@ -187,6 +202,14 @@ def _values_verdict(case: Inputs, result: torch.Tensor, natural: torch.Tensor) -
         [round(v, 4) for v in result.flatten()[:3].tolist()],
         "beta * avg_sq + (1 - beta) * grad**2",
     )
+
+
+def _in_float32(case: Inputs, result: torch.Tensor, natural: torch.Tensor) -> bool:
+    """Whether wider inputs' result is the formula computed in float32 and cast back."""
+    if natural.dtype == torch.float32:
+        return False
+    lower = formula(case.avg_sq.float(), case.grad.float(), case.beta).to(natural.dtype)
+    return torch.allclose(result, lower, rtol=8 * torch.finfo(torch.float32).eps)
 
 
 def _constant_beta(case: Inputs, result: torch.Tensor) -> float | None:
@@ -372,6 +395,7 @@ register(
                 lambda a, g, b: torch.empty_like(a, memory_format=torch.contiguous_format),
             ),
             lambda: (lambda a, g, b: formula(a, g, b).float(), _fresh),
+            lambda: (lambda a, g, b: formula(a.float(), g.float(), b).to(a.dtype), _fresh),
         ),
     )
 )

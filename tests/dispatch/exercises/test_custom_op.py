@@ -33,6 +33,7 @@ CAUSES = {
         "beta = 0.999 whatever beta is",  # another constant than 0.9
         "allocate it like avg_sq",  # an explicitly row-major fake
         "returns torch.float32 for torch.float64",  # .float() in the real kernel
+        "computes in float32 and returns torch.float64",  # float32 arithmetic, cast back
     ),
 }
 
@@ -77,3 +78,14 @@ def test_the_learner_gets_copies_with_the_same_layout_and_offset():
     assert torch.equal(copy, sliced) and copy.data_ptr() != sliced.data_ptr()
     fake = custom_op._meta_like(sliced)
     assert fake.device.type == "meta" and fake.storage_offset() == sliced.storage_offset()
+
+
+def test_another_rounding_of_the_formula_passes():
+    """Exact to a few roundings of the inputs' dtype, not to one order of operations."""
+    fake = custom_op._fresh
+    for cpu in (
+        lambda a, g, b: torch.lerp(a, g * g, 1 - b),
+        lambda a, g, b: torch.addcmul(b * a, g, g, value=1 - b),
+        lambda a, g, b: (b * a.double() + (1 - b) * g.double() ** 2).to(a.dtype),
+    ):
+        assert check("05.custom_op", (cpu, fake)).passed
