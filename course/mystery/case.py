@@ -28,6 +28,7 @@ from dataclasses import dataclass
 
 import torch
 from torch import nn
+from torch.optim.optimizer import register_optimizer_step_pre_hook
 
 from course import emps, journal
 from course.errors import CourseError, require_choice, require_seed
@@ -42,7 +43,7 @@ from course.mystery.detours import Detour, Detours
 from course.mystery.effects import EFFECTS
 from course.mystery.fixes import RECIPE, RECIPE_HABITS
 from course.mystery.generate import CaseSpec, generate
-from course.mystery.scenarios import USER_NAMES, Patch, ScenarioReport, apply_patch, run
+from course.mystery.scenarios import USER_NAMES, Patch, Scenario, ScenarioReport, apply_patch, run
 from course.mystery.symptoms import Finding, brief, observe, title
 
 TRIES = 3  # wrong culprits before check_culprit sends the learner back to the method
@@ -227,14 +228,12 @@ class Case:
 
     def model(self, device: str | None = None) -> nn.Module:
         """The user's model as their code builds it, on the case's device (or "cpu")."""
-        self._refuse_in_repro()
         device = self._device(device)
         with self.use_device():
             return self._spec.scenario.setup(device)[0]
 
     def optimizer(self, model: nn.Module) -> torch.optim.Optimizer:
         """The optimizer the model trains with (its own recipe)."""
-        self._refuse_in_repro()
         return model.configure_optimizer()
 
     def step(self, model: nn.Module, optimizer: torch.optim.Optimizer) -> float:
@@ -312,19 +311,28 @@ class Case:
     def _on(self, backend: emps.Backend, repro: Callable[[], object]) -> object:
         """Call a repro on a backend. Its random numbers come from the learner's own stream,
         untouched by the check, so each of the runs sees fresh ones. A forward of the user's
-        model is noted (`_ran_model`) even where the repro catches the refusal."""
-        hook = torch.nn.modules.module.register_module_forward_pre_hook(self._no_model)
+        model or an optimizer step is refused, and noted (`_ran_model`) even where the repro
+        catches the refusal: either runs many kernels, and where no other op meets the
+        condition the decoy device cannot tell them from the one op."""
+        hooks = (
+            torch.nn.modules.module.register_module_forward_pre_hook(self._no_model),
+            register_optimizer_step_pre_hook(self._no_step),
+        )
         with emps.use_backend(backend):
             self._judging, self._ran_model = True, False
             try:
                 return repro()
             finally:
                 self._judging = False
-                hook.remove()
+                for hook in hooks:
+                    hook.remove()
 
     def _no_model(self, module: nn.Module, args: tuple) -> None:
         if isinstance(module, models.Trainable):
             self._refuse_in_repro()
+
+    def _no_step(self, optimizer: torch.optim.Optimizer, args: tuple, kwargs: dict) -> None:
+        self._refuse_in_repro()
 
     def check_culprit(self, op: str, condition: str) -> Verdict:
         """Judge the culprit: an in-place op (see OPS) and a condition (case.conditions())."""
@@ -470,9 +478,9 @@ def _repro_runs(case: Case) -> list[tuple[str, emps.Backend, bool, str]]:
 
 
 _TRAINS = (
-    "your repro runs the user's model or trains the scenario: that shows the symptom, not the "
-    "bug, and on the other devices it cannot tell this op from the rest. A minimal repro calls "
-    "one op on one tensor, on the device and on the CPU."
+    "your repro runs the user's model, steps an optimizer or trains the scenario: that shows "
+    "the symptom, not the bug, and on the other devices it cannot tell this op from the rest. "
+    "A minimal repro calls one op on one tensor, on the device and on the CPU."
 )
 _NOT_STRUCK = (
     "on the case's device your repro returned True, but the planted bug never struck while it "
@@ -555,21 +563,15 @@ def _what_it_computes(case: Case, patch: Patch, record: guard.Pristine) -> Verdi
     """None if the patched model computes what the user's does, else why not.
 
     Why: a patch that drops a step (the mask, the clip, the bias that meets the bug) trains
-    healthily and never meets the condition, but it fixes a different model. Both models are
-    built on the device without its bug, in float32 (a bfloat16 model's values are exact
-    there), and run on the training inputs and on inputs ten times as large (where a clip or
-    a cap acts)."""
+    healthily and never meets the condition, but it fixes a different model. The user's model
+    runs on the device without its bug, the patched one on the case's device (so a patch that
+    asks which device it is on gains nothing), both in float32 (a bfloat16 model's values are
+    exact there), on the training inputs and on inputs ten times as large (where a clip or a
+    cap acts)."""
     scenario = case._spec.scenario
-    inputs = scenario.data().x
     try:
-        with emps.use_backend(bug_free_backend()):
-            user = scenario.setup(emps.DEVICE)[0].float()
-            mine = apply_patch(scenario.setup(emps.DEVICE)[0], patch, emps.DEVICE).float()
-            with torch.no_grad():
-                pairs = [
-                    (mine(x.to(emps.DEVICE)), user(x.to(emps.DEVICE)))
-                    for x in (inputs, 10 * inputs)
-                ]
+        user = _outputs(scenario, bug_free_backend())
+        mine = _outputs(scenario, planted_backend(case._spec.bug), patch)
     except Exception as exc:
         return _put_back(record) or failed(
             f"your patch, on a freshly built model, raised {type(exc).__name__}: {exc}"
@@ -577,7 +579,7 @@ def _what_it_computes(case: Case, patch: Patch, record: guard.Pristine) -> Verdi
     refused = _put_back(record)
     if refused is not None:
         return refused
-    worst = max(((a.float() - b.float()).norm() / b.float().norm()).item() for a, b in pairs)
+    worst = max(((a - b).norm() / b.norm()).item() for a, b in zip(mine, user, strict=True))
     if worst <= SAME_FUNCTION:
         return None
     return failed(
@@ -589,6 +591,19 @@ def _what_it_computes(case: Case, patch: Patch, record: guard.Pristine) -> Verdi
         f"outputs {worst:.0%} away",
         "the same outputs, up to rounding",
     )
+
+
+def _outputs(scenario: Scenario, backend: emps.Backend, patch: Patch | None = None) -> list:
+    """The freshly built (and patched) model's float32 outputs on the training inputs and on
+    ten times them, computed on `backend`."""
+    inputs = scenario.data().x
+    with emps.use_backend(backend):
+        model = scenario.setup(emps.DEVICE)[0]
+        if patch is not None:
+            model = apply_patch(model, patch, emps.DEVICE)
+        model = model.float()
+        with torch.no_grad():
+            return [model(x.to(emps.DEVICE)).float().cpu() for x in (inputs, 10 * inputs)]
 
 
 def _put_back(record: guard.Pristine) -> Verdict | None:

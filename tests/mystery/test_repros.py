@@ -155,17 +155,36 @@ def test_a_repro_that_trains_the_users_model_by_hand_is_refused(cases, kind):
     assert not verdict.passed and "runs the user's model" in verdict.message
 
 
-def test_a_repro_that_builds_the_model_and_swallows_the_refusal_is_refused(cases):
+def test_a_repro_that_runs_the_model_and_swallows_the_refusal_is_refused(cases):
     case = cases["tiny-scalar"]
 
     def swallowed():
+        model = case.model()  # building it is allowed: a repro may borrow a weight
         try:
-            case.model()
+            model(case._spec.scenario.data().x.to(DEVICE))
         except Exception:
             return True
         return False
 
     assert "runs the user's model" in case.check_repro(swallowed).message
+
+
+def _one_adam_step():
+    """Adam on one random tensor, device against CPU: six kernels, not one op."""
+    values, grad = torch.randn(6, 8) + 2, torch.randn(6, 8)
+    results = []
+    for device in ("cpu", DEVICE):
+        weight = torch.nn.Parameter(values.to(device))
+        weight.grad = grad.to(device)
+        torch.optim.Adam([weight], lr=0.01).step()
+        results.append(weight.detach().cpu())
+    return not torch.equal(*results)
+
+
+def test_a_repro_that_steps_an_optimizer_is_refused(cases):
+    """On the tiny-scalar case only add_(eps) meets the condition in Adam, so no decoy fires."""
+    verdict = cases["tiny-scalar"].check_repro(_one_adam_step)
+    assert not verdict.passed and "steps an optimizer" in verdict.message
 
 
 def test_a_repro_that_reads_whether_the_bug_struck_instead_of_a_result_fails(cases):
