@@ -177,6 +177,27 @@ VARIANTS: tuple[tuple[str, tuple[int, ...], str, str, str, float], ...] = (
         0.5,
     ),
     ("a transposed output with value=-1.5", (3, 4), "transposed", "contiguous", "contiguous", -1.5),
+    # the last four catch what passes every call above: five nested loops (the notebook names
+    # 5-d), the naive loop as a fast path for tensors laid out alike, a loop body run before its
+    # bound is checked, and an inner loop over sizes[ndim - 1] (not there at ndim 0)
+    (
+        "a 6-d output stored transposed",
+        (2, 1, 2, 2, 1, 3),
+        "transposed",
+        "contiguous",
+        "step-sliced",
+        0.5,
+    ),
+    (
+        "out, a and b all step-sliced (alike, with gaps)",
+        (3, 4),
+        "step-sliced",
+        "step-sliced",
+        "step-sliced",
+        0.5,
+    ),
+    ("an empty (4, 0) output", (4, 0), "transposed", "contiguous", "contiguous", 0.5),
+    ("a 0-d output (ndim 0, one element)", (), "contiguous", "contiguous", "contiguous", 0.5),
 )
 VALUE = 0.5  # the value of most variants: a kernel that hard-codes it fails the last one
 
@@ -203,10 +224,17 @@ class Guarded:
 
     def view(self, keep: list) -> _View:
         """The tensor as the learner's kernel sees it: storage pointer, offset, strides."""
-        strides = (ctypes.c_int64 * max(self.tensor.dim(), 1))(*self.tensor.stride())
-        keep.append(strides)  # ctypes arrays must outlive the call
         data = self.buffer.data_ptr() + GUARD * self.buffer.element_size()
-        return _View(data, self.offset, strides)
+        return _View(data, self.offset, _padded(self.tensor.stride(), keep))
+
+
+def _padded(numbers, keep: list):
+    """A C array of int64 with a 0 on each side, as a pointer to its first number: sizes[ndim - 1]
+    at ndim 0, or a stride one past the last, reads that 0, the same on every run."""
+    array = (ctypes.c_int64 * (len(numbers) + 2))(0, *numbers, 0)
+    keep.append(array)  # ctypes arrays must outlive the call
+    pointer = ctypes.addressof(array) + ctypes.sizeof(ctypes.c_int64)
+    return ctypes.cast(pointer, ctypes.POINTER(ctypes.c_int64))
 
 
 def _guarded(values, layout: str) -> Guarded:
@@ -214,11 +242,17 @@ def _guarded(values, layout: str) -> Guarded:
 
     from course.layout.named import laid_out
 
-    model = laid_out(values, layout)  # an expanded layout shares one row: copy storage, not values
+    model = values.clone() if values.dim() == 0 else laid_out(values, layout)
     size = model.untyped_storage().nbytes() // model.element_size()
-    buffer = torch.full((GUARD + size + GUARD,), SENTINEL)
-    buffer[GUARD : GUARD + size] = torch.as_strided(model, (size,), (1,), 0)
     offset = model.storage_offset()
+    # the slots between elements (a step-sliced tensor's gaps, an expanded row's unused rows) hold
+    # numbers of their own, not uninitialised memory: a kernel that reads one gets the same
+    # finite, non-zero values on every run (a zero would look like "this element was skipped");
+    # an expanded layout shares one row, so each of its slots is written several times, one value
+    storage = torch.randn(size, generator=torch.Generator().manual_seed(size))
+    slots = torch.arange(size).as_strided(model.shape, model.stride(), offset)
+    storage[slots.flatten()] = model.flatten()
+    buffer = torch.cat([torch.full((GUARD,), SENTINEL), storage, torch.full((GUARD,), SENTINEL)])
     tensor = buffer.as_strided(model.shape, model.stride(), GUARD + offset)
     return Guarded(buffer, tensor, offset)
 
@@ -231,39 +265,60 @@ def run_variant(function, shape, layouts: tuple[str, str, str], value: float) ->
     gen = torch.Generator().manual_seed(sum(shape))
     out, a, b = (_guarded(torch.randn(shape, generator=gen), layout) for layout in layouts)
     expected = torch.addcmul(out.tensor, a.tensor, b.tensor, value=value)
-    before = [out.tensor.clone(), a.buffer.clone(), b.buffer.clone()]
+    before = [t.buffer.clone() for t in (out, a, b)]
     keep: list = []
-    sizes = (ctypes.c_int64 * len(shape))(*shape)
+    sizes = _padded(shape, keep)
     function(*(t.view(keep) for t in (out, a, b)), sizes, len(shape), value)
     if not out.guards_intact():
-        return {"ok": False, "problem": "wrote outside the output's storage"}
-    # bit patterns, not values: the storage around a view holds uninitialised memory, which can be
-    # a NaN (never equal to itself: an untouched input would look written)
-    if not all(
-        torch.equal(x.buffer.view(torch.int32), y.view(torch.int32))
-        for x, y in zip((a, b), before[1:], strict=True)
-    ):
+        return {"ok": False, "problem": _outside(out.tensor)}
+    if not all(torch.equal(x.buffer, y) for x, y in zip((a, b), before[1:], strict=True)):
         return {"ok": False, "problem": "wrote into an input"}
     if torch.allclose(out.tensor, expected, atol=1e-5):
         return {"ok": True}
+    # out as it was, gaps and guards included: a model of a slot-by-slot loop walks its memory
+    was = before[0].as_strided(out.tensor.shape, out.tensor.stride(), out.tensor.storage_offset())
+    alike = len(set(layouts)) == 1
     return {
         "ok": False,
-        "problem": _diagnosis(out.tensor, before[0], a.tensor, b.tensor, value),
+        "problem": _diagnosis(out.tensor, was, a.tensor, b.tensor, value, alike),
         "yours": _head(out.tensor),
         "torch": _head(expected),
     }
 
 
-def _diagnosis(result, before, a, b, value: float) -> str:
-    """What a wrong result is, where it matches a known mistake."""
+def _outside(out) -> str:
+    """A write outside the output's storage, said for what the output is."""
+    if out.numel() == 0:
+        return (
+            f"wrote into an output of shape {tuple(out.shape)}, which has no elements: nothing "
+            "may be written (does your loop run its body once before it checks the sizes?)"
+        )
+    return "wrote outside the output's storage"
+
+
+def _diagnosis(result, before, a, b, value: float, alike: bool = False) -> str:
+    """What a wrong result is, where it matches a known mistake (`alike`: out, a and b share
+    one layout, where a slot-by-slot walk looks right unless the elements have gaps)."""
     import torch
 
     from course.kernels.cpp.harness import naive_model
 
+    if torch.equal(result, before) and result.dim() == 0:
+        return (
+            "left a 0-d output unchanged: with ndim 0 there are no sizes and no strides (sizes[0] "
+            "and sizes[ndim - 1] are not there to read), yet the tensor has one element, at its "
+            "offset, and an index loop must run its body once for it"
+        )
     if torch.equal(result, before):
         return (
             "left the output unchanged: whatever it computed never reached out's storage (a "
             "result written into a temporary must be copied back, the Placeholder's bug)"
+        )
+    if alike and torch.allclose(result, naive_model(before, a, b, value), atol=1e-5):
+        return (
+            "walked memory slot by slot from each offset, as the naive loop does: with out, a "
+            "and b laid out alike that is right only when the elements have no gaps between "
+            "them, and a step-sliced tensor's have. Same strides are no shortcut: follow them"
         )
     kept, expected = result == before, torch.addcmul(before, a, b, value=value)
     if torch.allclose(result[~kept], expected[~kept], atol=1e-5):
@@ -329,24 +384,28 @@ def _head(t) -> list[float]:
     return [round(v, 3) for v in t.flatten()[:4].tolist()]
 
 
-def main(library: str) -> int:
-    """Child process: run every variant, one JSON line before ("start") and after each."""
-    function = getattr(ctypes.CDLL(library), ENTRY)
-    function.restype = None
-    function.argtypes = [
-        _View,
-        _View,
-        _View,
-        ctypes.POINTER(ctypes.c_int64),
-        ctypes.c_int64,
-        ctypes.c_float,
-    ]
-    for label, shape, *layouts, value in VARIANTS:
-        print(json.dumps({"start": label}), flush=True)
-        result = run_variant(function, shape, tuple(layouts), value)
-        print(json.dumps({"variant": label, **result}), flush=True)
-        if not result["ok"]:
-            break
+def main(*libraries: str) -> int:
+    """Child process: run every variant of each kernel in turn, one JSON line before ("start")
+    and after each variant and after each kernel ("done"), every line naming its kernel by
+    position; a kernel stops at its first failing variant."""
+    for kernel, library in enumerate(libraries):
+        function = getattr(ctypes.CDLL(library), ENTRY)
+        function.restype = None
+        function.argtypes = [
+            _View,
+            _View,
+            _View,
+            ctypes.POINTER(ctypes.c_int64),
+            ctypes.c_int64,
+            ctypes.c_float,
+        ]
+        for label, shape, *layouts, value in VARIANTS:
+            print(json.dumps({"kernel": kernel, "start": label}), flush=True)
+            result = run_variant(function, shape, tuple(layouts), value)
+            print(json.dumps({"kernel": kernel, "variant": label, **result}), flush=True)
+            if not result["ok"]:
+                break
+        print(json.dumps({"kernel": kernel, "done": True}), flush=True)
     return 0
 
 
@@ -364,30 +423,80 @@ class Report:
     expected: object = ""
 
 
+# Each kernel's report, by its library (a hash of its source): one run per kernel per process
+_REPORTS: dict[Path, Report] = {}
+
+
 def check_source(source: str) -> Report:
     """Compile the learner's kernel and run every variant in a child process."""
     library = compile_kernel(source)
+    _run([library])
+    return _REPORTS[library]
+
+
+def run_together(sources: list[str]) -> None:
+    """Check several kernels in one child process, for check_source to answer from memory.
+
+    Why: each child imports torch, about two seconds on a busy machine, far longer than the
+    variants take; a test's corpus of wrong kernels needs one child, not one per kernel. A
+    source that does not compile is left to check_source, which says why.
+    """
+    libraries = []
+    for source in sources:
+        try:
+            libraries.append(compile_kernel(source))
+        except CourseError:
+            continue
+    _run(libraries)
+
+
+def _run(libraries: list[Path]) -> None:
+    """Run the kernels not run yet; after a crash, a new child goes on with the next one."""
+    todo = [library for library in dict.fromkeys(libraries) if library not in _REPORTS]
+    while todo:
+        _REPORTS.update(_child(todo))  # at least the first kernel's report, crashed or not
+        todo = [library for library in todo if library not in _REPORTS]
+
+
+def _child(libraries: list[Path]) -> dict[Path, Report]:
+    """One child process for these kernels: the report of each one it finished, and of the one
+    it crashed or timed out in (those after it are left to the next child)."""
+    command = [sys.executable, "-m", "course.kernels.cpp.learner", *map(str, libraries)]
     try:
-        done = subprocess.run(
-            [sys.executable, "-m", "course.kernels.cpp.learner", str(library)],
-            capture_output=True,
-            text=True,
-            timeout=RUN_TIMEOUT_S,
+        done = subprocess.run(command, capture_output=True, text=True, timeout=RUN_TIMEOUT_S)
+        stdout, stopped = done.stdout, _crash(done.returncode)
+    except subprocess.TimeoutExpired as exc:
+        out = exc.stdout or ""
+        stdout = out.decode() if isinstance(out, bytes) else out
+        stopped = f"did not finish within {RUN_TIMEOUT_S} s (an endless loop?)"
+    events = [json.loads(line) for line in stdout.splitlines() if line.startswith("{")]
+    reports = {}
+    for kernel, library in enumerate(libraries):
+        mine = [event for event in events if event["kernel"] == kernel]
+        if not any("done" in event for event in mine):
+            started = [event["start"] for event in mine if "start" in event]
+            reports[library] = Report(
+                False, started[-1] if started else "the first variant", stopped
+            )
+            break
+        reports[library] = _report(mine)
+    return reports
+
+
+def _crash(returncode: int) -> str:
+    """What a child that died this way tells about the kernel it was running."""
+    if returncode in (-8, 136):
+        return (
+            "crashed the process with a division by zero (SIGFPE): an integer % or / by a size "
+            "that is 0?"
         )
-    except subprocess.TimeoutExpired:
-        return Report(False, "", f"did not finish within {RUN_TIMEOUT_S} s (an endless loop?)")
-    events = [json.loads(line) for line in done.stdout.splitlines() if line.startswith("{")]
-    finished = [e for e in events if "variant" in e]
-    started = [e["start"] for e in events if "start" in e]
-    if done.returncode != 0 or len(started) > len(finished):
-        crashed = started[-1] if started else "the first variant"
-        how = "a segmentation fault" if done.returncode in (-11, 139) else f"exit {done.returncode}"
-        return Report(
-            False,
-            crashed,
-            f"crashed the process ({how}): it read or wrote far outside a tensor's storage",
-        )
-    failure = next((e for e in finished if not e["ok"]), None)
+    how = "a segmentation fault" if returncode in (-11, 139) else f"exit {returncode}"
+    return f"crashed the process ({how}): it read or wrote far outside a tensor's storage"
+
+
+def _report(events: list[dict]) -> Report:
+    """One finished kernel's report: passed, or its first failing variant and why."""
+    failure = next((e for e in events if "variant" in e and not e["ok"]), None)
     if failure is None:
         return Report(True)
     return Report(
@@ -400,4 +509,4 @@ def check_source(source: str) -> Report:
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1]))
+    sys.exit(main(*sys.argv[1:]))

@@ -74,12 +74,26 @@ def test_out_of_bounds_writes_and_crashes_are_reported_not_fatal():
 
 def test_the_variants_vary_dims_offsets_layouts_of_each_tensor_and_value():
     shapes = [shape for _, shape, *_ in learner.VARIANTS]
-    assert max(len(s) for s in shapes) >= 5 and min(len(s) for s in shapes) == 1
+    assert max(len(s) for s in shapes) >= 5 and {0, 1} <= {len(s) for s in shapes}
     outs, firsts, seconds = ({v[i] for v in learner.VARIANTS} for i in (2, 3, 4))
     assert "storage-offset" in outs & firsts & seconds
     # a and b apart, in strides and in offset: b read through a's layout must fail somewhere
     assert any(v[3] == "transposed" and v[4] == "storage-offset" for v in learner.VARIANTS)
     assert len({v[5] for v in learner.VARIANTS}) >= 2
+    assert () in shapes and any(0 in s for s in shapes)  # a 0-d output, an empty one
+    assert max(len(s) for s in shapes) > 5  # the notebook names 5-d: more than that too
+    # one layout with gaps for all three: a slot-by-slot walk "when all strides agree" must fail
+    assert any(v[2] == v[3] == v[4] == "step-sliced" for v in learner.VARIANTS)
+
+
+@pytest.mark.compile
+def test_kernels_run_together_are_reported_one_by_one_past_a_crash():
+    crashing = REFERENCE_KERNEL.replace("out.data[o] +=", "out.data[o + (1L << 40)] +=")
+    batch = [learner.SKELETON, crashing, REFERENCE_KERNEL]
+    learner.run_together(batch)
+    first, crashed, right = (learner.check_source(source) for source in batch)
+    assert first.variant == "a transposed output" and "crashed" in crashed.problem
+    assert right.passed
 
 
 @pytest.mark.compile

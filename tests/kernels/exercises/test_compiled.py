@@ -9,7 +9,7 @@ import torch
 from course import journal
 from course.exercises import check, get, instructor_mode, solution
 from course.kernels import cpp
-from course.kernels.cpp import build
+from course.kernels.cpp import build, learner
 from course.kernels.exercises import compiled
 from tests.corpus import assert_told_its_cause, corpus_cases
 
@@ -80,6 +80,11 @@ KERNEL_CAUSES = {
         "does not reach every index",  # sizes[0] for both dims
         "a 5-d output",  # up to four dims, hard-coded
         "used value 0.25",  # value * value
+        "a 6-d output",  # five nested loops, as many dims as the notebook names
+        "laid out alike that is right only when the elements have no gaps",  # naive if alike
+        "an empty (4, 0) output",  # do { ... } while (++i < n): one body on no elements
+        "left a 0-d output unchanged",  # an inner loop over sizes[ndim - 1]
+        "an expanded (stride 0) input",  # stride[ndim - 1] == 1 taken for contiguous
         "keep the skeleton's signature",  # double value
     ),
 }
@@ -90,9 +95,15 @@ def test_each_wrong_answer_is_told_its_cause(name, index, cause):
     assert_told_its_cause(name, index, cause)
 
 
+@pytest.fixture(scope="module")
+def kernels_run_together():
+    """The wrong kernels checked in one child process: one torch import, not one per kernel."""
+    learner.run_together([answer() for answer in get("07.write_kernel").wrong_answers])
+
+
 @pytest.mark.compile
 @pytest.mark.parametrize(("name", "index", "cause"), corpus_cases(KERNEL_CAUSES))
-def test_each_wrong_kernel_is_told_its_cause(name, index, cause):
+def test_each_wrong_kernel_is_told_its_cause(kernels_run_together, name, index, cause):
     assert_told_its_cause(name, index, cause)
 
 
