@@ -214,11 +214,9 @@ def _tie_problem(encoder: object, decoder: torch.Tensor, used: set[str]) -> str 
 
 
 def _same_memory(a: torch.Tensor, b: torch.Tensor) -> bool:
-    """Whether `a` is a view of `b`'s memory (the emulated device has no data pointers)."""
-    if a.device.type == "cpu":
-        return a.untyped_storage().data_ptr() == b.untyped_storage().data_ptr()
-    base = a._base
-    return base is not None and (base is b or (b._base is not None and base is b._base))
+    """Whether `a` is a view of `b`'s memory: one storage (the emulated device has them too, so a
+    view through detach(), which leaves no _base behind, is seen there as well)."""
+    return a.untyped_storage().data_ptr() == b.untyped_storage().data_ptr()
 
 
 def _tie_by_data():

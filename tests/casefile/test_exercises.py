@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 import torch
 
+from course import emps
 from course.casefile import exercises  # registers 09's exercises (without importing every lesson)
 from course.exercises import check, get
 from tests.corpus import assert_told_its_cause, corpus_cases
@@ -169,3 +170,9 @@ def test_the_round_two_hidden_cases_are_what_their_labels_say():
     model, _ = exercises._tied_by_a_view()
     encoder, decoder = model.encoder.weight, model.decoder.weight
     assert encoder.shape == decoder.shape and encoder.data_ptr() == decoder.data_ptr()
+
+
+def test_a_view_through_detach_is_seen_on_the_emulated_device():
+    weight = torch.zeros(5, 1).to(emps.DEVICE)
+    assert exercises._same_memory(weight.detach().T.contiguous(), weight)  # no _base behind it
+    assert not exercises._same_memory(weight.T.clone(memory_format=torch.contiguous_format), weight)
