@@ -65,6 +65,7 @@ class BlockLog:
 
     fail: bool = False  # the checker makes the graph fail inside the block
     wasted: bool = False  # a contiguous output got a copy anyway
+    misplaced: bool = False  # the buffer is the output's own memory, but not where it starts
     arrived: bool = True  # the tensor held the graph's result right after the block
     rebound: tuple[str, ...] = ()  # attributes that held the tensor and hold something else now
     buffer_overwritten: bool = False  # the buffer lost the graph's result during __exit__
@@ -108,6 +109,7 @@ def _block(call, placeholder_class, notes: KernelNotes, log: BlockLog) -> None:
         buffer = getattr(output, "buffer", None)
         if call.output.is_contiguous() and isinstance(buffer, torch.Tensor):
             log.wasted = buffer.data_ptr() != call.output.data_ptr()
+            log.misplaced = log.wasted and _same_storage(buffer, call.output)
         call.run_graph(output, [call.placeholder(t) for t in call.inputs])
         if log.fail:
             output.buffer.fill_(float("nan"))
@@ -117,6 +119,10 @@ def _block(call, placeholder_class, notes: KernelNotes, log: BlockLog) -> None:
     log.arrived = same_bits(call.output, result)
     log.rebound = tuple(k for k in holders if getattr(placeholder, k, None) is not call.output)
     log.buffer_overwritten = not same_bits(output.buffer, result)
+
+
+def _same_storage(a: torch.Tensor, b: torch.Tensor) -> bool:
+    return a.untyped_storage().data_ptr() == b.untyped_storage().data_ptr()
 
 
 def check_output_placeholder(placeholder_class) -> Verdict:
@@ -204,6 +210,15 @@ def _redesign_case(
             "code after the block would read old values. The copy back belongs in __exit__",
             "copied when collected",
             "copied when the block ends",
+        )
+    if log.misplaced:
+        return failed(
+            f"{where}: your buffer is a view of the tensor's own storage, but it does not start "
+            "where the tensor does (a storage offset ignored?): the graph wrote over memory that "
+            "may belong to other tensors. A contiguous tensor is its own buffer: the tensor "
+            "itself, offset and all",
+            "memory elsewhere in the storage",
+            "the tensor itself",
         )
     if log.wasted:
         return failed(
@@ -398,6 +413,13 @@ def _contiguous_in_some_format(tensor):
     return tensor if channels_last else tensor.contiguous()
 
 
+def _from_storage_start(tensor):
+    """A contiguous tensor's memory, addressed from its storage's start (offset ignored)."""
+    if not tensor.is_contiguous():
+        return tensor.contiguous()
+    return tensor.as_strided(tensor.shape, tensor.stride(), 0)
+
+
 def _last_stride_test(tensor):
     return tensor if tensor.stride(-1) == 1 else tensor.contiguous()
 
@@ -442,6 +464,7 @@ register(
             lambda: _Delegating,
             lambda: _ResetOnFailure,
             lambda: _placeholder_variant(buffer=_contiguous_in_some_format),
+            lambda: _placeholder_variant(buffer=_from_storage_start),
         ),
     )
 )

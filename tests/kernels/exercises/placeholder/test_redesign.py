@@ -31,6 +31,7 @@ CAUSES = {
         "the course's own OutputPlaceholder",  # a class that delegates to one
         "changed the tensor anyway",  # zeroes the tensor when the graph failed
         "channels-last 4-d output",  # channels-last taken for contiguous: a strided buffer
+        "a storage offset ignored",  # a contiguous tensor's buffer taken from its storage's start
     ),
 }
 
