@@ -511,7 +511,7 @@ class WriteLog(TorchDispatchMode):
 
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
         kwargs = kwargs or {}
-        written = _written(func, args, kwargs)
+        written = [] if _copy_onto_itself(func, args) else _written(func, args, kwargs)
         result = func(*args, **kwargs)
         self.writes += [
             Write(
@@ -524,6 +524,19 @@ class WriteLog(TorchDispatchMode):
             for t in written
         ]
         return result
+
+
+def _copy_onto_itself(func, args: tuple) -> bool:
+    """Whether this is `view.copy_(view)`: what `out[block] += x` does after its add_ (Python
+    stores the updated view back into out[block]); each element gets its own value, no update."""
+    if func is not torch.ops.aten.copy_.default or len(args) < 2:
+        return False
+    dst, src = args[0], args[1]
+    return isinstance(src, torch.Tensor) and _layout_of(dst) == _layout_of(src)
+
+
+def _layout_of(t: torch.Tensor) -> tuple:
+    return (_storage_key(t), tuple(t.shape), t.stride(), t.storage_offset(), t.dtype)
 
 
 def _written(func, args: tuple, kwargs: dict) -> list[torch.Tensor]:

@@ -236,3 +236,17 @@ def test_empty_blocks_past_the_edge_are_no_writes():
                 out[block].addcmul_(t1[block], t2[block], value=value)
 
     assert check("07.tiles", past_the_edge).passed
+
+
+def test_out_block_plus_equals_is_one_update_per_element():
+    """`out[block] += x` runs add_ on the view, then Python stores the view back into itself
+    (copy_ of a view onto itself): that second write changes nothing and is not counted."""
+
+    def plus_equals(out, t1, t2, value, tile):
+        for r0 in range(0, out.shape[0], tile):
+            for c0 in range(0, out.shape[1], tile):
+                block = (slice(r0, r0 + tile), slice(c0, c0 + tile))
+                out[block] += value * t1[block] * t2[block]
+
+    verdict = check("07.tiles", plus_equals)
+    assert verdict.passed, verdict.message
