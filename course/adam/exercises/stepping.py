@@ -3,13 +3,13 @@
 Bitwise, because "frozen" meant bitwise: and bitwise like torch means torch's own operations in
 torch's order, not only its formula (`lerp_` and `beta1 * m + (1 - beta1) * g` written with
 `mul_` and `add_` agree to rounding, not to the bit). The hidden problems vary every parameter
-the prompt names (layouts and shapes of `param` and `grad`, `lr`, `betas`, `eps`, the number of
-steps), and each step is checked in the order a mistake would show: a ready-made Adam, the
-gradient written into, the parameter's memory swapped, the state (its keys, its step count, its
-tensors written in place with the parameter's strides, its values), the parameter, and last the
-ops that wrote them: `param.sub_(...)` or `copy_` of an out-of-place result reaches torch's bits
-on the CPU, but it is not torch's step, and on the story's device it would not lose what
-torch's `addcdiv_` loses.
+the prompt names (layouts and shapes of `param` and `grad`, a `grad` laid out unlike `param`,
+`lr`, `betas`, `eps`, the number of steps), and each step is checked in the order a mistake
+would show: a ready-made Adam, the gradient written into, the parameter's memory swapped, the
+state (its keys, its step count, its tensors written in place with the parameter's strides, its
+values), the parameter, and last the ops that wrote them: `param.sub_(...)` or `copy_` of an
+out-of-place result reaches torch's bits on the CPU, but it is not torch's step, and on the
+story's device it would not lose what torch's `addcdiv_` loses.
 """
 
 from __future__ import annotations
@@ -59,6 +59,7 @@ class Problem:
     eps: float = DEFAULT_EPS
     steps: int = 4
     zeros: bool = False  # exact zeros and tiny values in the gradients
+    grad_layout: str = ""  # the gradients' layout, when not the parameter's
 
     def start(self) -> torch.Tensor:
         """The parameter's initial values, stored in the problem's layout."""
@@ -76,7 +77,7 @@ class Problem:
                 grad[1] *= 1e-6  # tiny gradients: here eps is not negligible
                 if step:
                     grad[2] = 0.0  # a gradient once, then none: a decaying second moment
-            out.append(laid_out(grad, self.layout))
+            out.append(laid_out(grad, self.grad_layout or self.layout))
         return out
 
 
@@ -103,6 +104,14 @@ PROBLEMS = (
         seed=7,
         betas=(0.8, 0.9),
     ),
+    Problem(  # the state follows the parameter's strides, not the gradient's
+        "a transposed parameter whose gradient arrives contiguous",
+        (4, 6),
+        "transposed",
+        seed=8,
+        lr=0.03,
+        grad_layout="contiguous",
+    ),
 )
 
 
@@ -121,7 +130,8 @@ def _check_adam_step(answer: Callable[..., None]) -> Verdict:
             return verdict
     return passed(
         f"bitwise equal to torch.optim.Adam on {len(PROBLEMS)} hidden problems (layouts from "
-        "1-D to 3-D, exact zeros, other lr, betas and eps), state layout included"
+        "1-D to 3-D, a gradient in another layout, exact zeros, other lr, betas and eps), "
+        "state layout included"
     )
 
 
@@ -293,10 +303,12 @@ def _rebound(
 def _strides(key: str, mine: torch.Tensor, want: torch.Tensor, step: Step) -> Verdict | None:
     if mine.stride() == want.stride():
         return None
+    like_grad = mine.stride() == step.grad.stride()
     return failed(
         f"{step.where}: your state[{key!r}] has stride {mine.stride()}, torch's has the "
-        f"parameter's stride {want.stride()}; create it with "
-        "torch.zeros_like(param, memory_format=torch.preserve_format)",
+        f"parameter's stride {want.stride()}"
+        + (" (yours follows the gradient's layout: it is the parameter's state)" * like_grad)
+        + "; create it with torch.zeros_like(param, memory_format=torch.preserve_format)",
         mine.stride(),
         want.stride(),
     )
@@ -380,6 +392,7 @@ def _slips(problem: Problem, t: int, grad: torch.Tensor) -> dict[str, Callable]:
     lr, eps = problem.lr, problem.eps
     c1, c2 = bias_corrections(*problem.betas, t)
     n1, n2 = bias_corrections(*problem.betas, t + 1)
+    f1, f2 = bias_corrections(*problem.betas, 1)
     return {
         "the bias corrections are missing": lambda m, v: -lr * m / (v.sqrt() + eps),
         "only 1 - beta1**t is applied; also divide sqrt(v) by sqrt(1 - beta2**t)": (
@@ -410,6 +423,9 @@ def _slips(problem: Problem, t: int, grad: torch.Tensor) -> dict[str, Callable]:
         ),
         f"your step ignored eps (= {eps:g} here) and used {DEFAULT_EPS:g}": (
             lambda m, v: -lr / c1 * m / ((v / c2).sqrt() + DEFAULT_EPS)
+        ),
+        "the bias corrections stay at their first step's: 1 - beta**t changes with every step t": (
+            lambda m, v: -lr / f1 * m / ((v / f2).sqrt() + eps)
         ),
         "the bias corrections use step t + 1: the first step is t = 1": (
             lambda m, v: -lr / n1 * m / ((v / n2).sqrt() + eps)
@@ -564,11 +580,13 @@ def _flawed_step(flaw: str):
             state[count] = 0
             for key in STATE_KEYS:  # torch.zeros(shape) is always contiguous
                 contiguous = flaw == "contiguous state"
-                state[key] = torch.zeros(param.shape) if contiguous else torch.zeros_like(param)
+                like = grad if flaw == "state like grad" else param
+                state[key] = torch.zeros(param.shape) if contiguous else torch.zeros_like(like)
         state[count] += 1
         if flaw == "first step only" and state[count] > 1:
             return  # the step was tried once, on one call
-        c1, c2 = bias_corrections(beta1, beta2, state[count])
+        t = 1 if flaw == "first step's corrections" else state[count]
+        c1, c2 = bias_corrections(beta1, beta2, t)
         if flaw == "no bias correction":
             c1 = c2 = 1.0
         _moments(flaw, state, grad, beta1, beta2)
@@ -705,6 +723,8 @@ register(
             lambda: _flawed_step("grad in the numerator"),
             lambda: _flawed_step("contiguous, then copied back"),
             lambda: _flawed_step("float64, copied back"),
+            lambda: _flawed_step("state like grad"),
+            lambda: _flawed_step("first step's corrections"),
         ),
     )
 )
