@@ -1,6 +1,6 @@
 """06.fix_addcmul: the learner's fixed kernel, under the device's contract, on hidden calls.
 
-Each hidden call (addcmul_ and addcdiv_, one MPS kernel serves both; 2-d to 4-d outputs,
+Each hidden call (addcmul_ and addcdiv_, one MPS kernel serves both; 1-d to 4-d outputs,
 offsets, several values) is compared with torch bit for bit, read through the output's storage;
 a miss is explained by what the contract noticed (the graph never run, `call.output` rebound or
 its memory swapped, a placeholder on the output itself, a strided temporary). Then the story's
@@ -247,8 +247,8 @@ def check_fix(kernel) -> Verdict:
             "> 0",
         )
     return passed(
-        f"right on all {len(FIX_VARIANTS)} hidden calls (addcmul_ and addcdiv_, 2-d to 4-d, "
-        "offsets, values), and the plateau run trains: encoder moved by "
+        f"right on all {len(FIX_VARIANTS)} hidden calls (addcmul_ and addcdiv_, 1-d to 4-d, "
+        "channels-last, offsets, values), and the plateau run trains: encoder moved by "
         f"{summary['encoder_max_change']:.3g}, its max exp_avg_sq is "
         f"{summary['encoder_max_exp_avg_sq']:.3g} (was exactly 0)"
     )
