@@ -3,7 +3,8 @@
 `run()` trains one configuration and returns a `Run` whose `summary()` carries the figures the
 investigation turns on, under stable keys (also the keys of `python -m course plateau --json`).
 `fresh_model()` and `trainer()` are a run's two halves, for experiments that change something in
-between (02's isolation, 06's fixed kernel, 09's fixes). `dataset()` is the course's data, cached.
+between (02's isolation, 06's fixed kernel, 09's fixes). `dataset()` is the course's data (made
+once, copied to each caller).
 """
 
 from __future__ import annotations
@@ -70,11 +71,17 @@ _DATA: dict[tuple, SyntheticData] = {}
 
 
 def dataset(d_model: int = 384, seed: int = 0) -> SyntheticData:
-    """The course's synthetic dataset (cached: every run in a process sees the same data)."""
+    """The course's synthetic dataset: made once per process, a copy of it to each caller.
+
+    A copy, because a learner's cell may change what it is given in place (`data.x -= ...`):
+    with one shared set of tensors, every later run and check in the kernel would train on, and
+    be judged against, data that are no longer the course's. Copying them takes milliseconds.
+    """
     key = (d_model, seed)
     if key not in _DATA:
         _DATA[key] = make_data(d_model=d_model, seed=seed)
-    return _DATA[key]
+    made = _DATA[key]
+    return SyntheticData(made.x.clone(), made.features.clone(), made.codes.clone())
 
 
 def run(

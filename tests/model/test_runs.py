@@ -59,3 +59,10 @@ def test_fresh_model_and_trainer_are_the_runs_building_blocks():
     assert len(history.loss) == 2 and history.frozen["encoder.weight"] is True
     cpu = runs.fresh_model(device="cpu", d_model=16, n_features=32, k=4)
     assert runs.trainer("fixed-macos14", steps=2)(cpu).frozen["encoder.weight"] is False
+
+
+def test_each_caller_gets_its_own_copy_of_the_course_data():
+    """An in-place op on one caller's data (a learner's `data.x -= ...`) reaches nobody else."""
+    mine, theirs = runs.dataset(), runs.dataset()
+    mine.x.zero_()
+    assert theirs.x.abs().sum() > 0 and runs.dataset().x.abs().sum() > 0

@@ -2,8 +2,8 @@
 
 The rule is run on datasets the learner never sees (other sizes, noise levels, no noise, the
 course's sizes with another noise, so a rule that assumes the noise level fails), each on a
-copy the checker compares afterwards: dataset() is shared by every run in a kernel, so a
-function that subtracts in place would change the data the rest of the course trains on. The
+copy the checker compares afterwards: a function that subtracts in place is told so, since on
+data it was handed by someone else it would change what they go on to use. The
 value the text builds on ("the run stalls some two hundred times higher") is checked on the
 course's data, unrounded, so a number typed from a printout does not pass. A wrong number is
 matched against the mistakes that produce it (a mean over every element, a model that outputs
@@ -95,12 +95,6 @@ def _not_a_number(got: object, where: str) -> Verdict | None:
     return failed(f"{where}you returned {why}", type(got).__name__, "float")
 
 
-@functools.cache
-def _made_afresh() -> SyntheticData:
-    """The course's data as make_data() makes it, to tell whether dataset()'s copy was changed."""
-    return make_data()
-
-
 def _changed_field(now: SyntheticData, then: SyntheticData) -> str | None:
     """The first of x, features, codes whose values differ between two copies of the data."""
     return next(
@@ -110,21 +104,6 @@ def _changed_field(now: SyntheticData, then: SyntheticData) -> str | None:
             if not torch.equal(getattr(now, f), getattr(then, f))
         ),
         None,
-    )
-
-
-def _course_data_changed() -> Verdict | None:
-    """Why the course's data can no longer be trusted, if an in-place op changed them.
-
-    dataset() hands every caller the same tensors, so `data.x -= perfect` in a learner's
-    function changes the data every later run of the kernel trains and is checked on."""
-    field = _changed_field(dataset(), _made_afresh())
-    if field is None:
-        return None
-    return failed(
-        f"dataset().{field} no longer holds the course's data: code in this kernel changed it in "
-        "place (data.x -= ..., .sub_(), .pow_()). Write your function with new tensors "
-        "(data.x - perfect), then restart the kernel and run the notebook again"
     )
 
 
@@ -220,9 +199,6 @@ def _why_not(what: str, answers: dict[str, float], data: SyntheticData, want: fl
 
 
 def _check_loss_floor(fn: Callable) -> Verdict:
-    verdict = _course_data_changed()
-    if verdict is not None:
-        return verdict
     cases = _floor_cases()
     answers = _answers(fn, cases)
     if isinstance(answers, Verdict):
@@ -307,7 +283,7 @@ register(
 
 
 def _check_floor(floor: object) -> Verdict:
-    verdict = _not_a_number(floor, "") or _course_data_changed()
+    verdict = _not_a_number(floor, "")
     if verdict is not None:
         return verdict
     want = best_possible_loss(dataset())

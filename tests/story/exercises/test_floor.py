@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from course.exercises import check
-from course.model import runs
+from course.model.data import make_data
 from course.model.runs import dataset
 from course.story.exercises import floor
 from tests.corpus import assert_told_its_cause, corpus_cases
@@ -73,16 +73,13 @@ def test_the_floor_is_kept_as_it_comes_summation_order_aside():
         assert not verdict.passed and f"rounded to {places} decimals" in verdict.message
 
 
-def test_changed_course_data_is_told_and_not_measured(monkeypatch):
-    """dataset() is shared: an in-place op in a learner's cell changes it for every check."""
-    changed = floor.SyntheticData(dataset().x * 2, dataset().features, dataset().codes)
-    monkeypatch.setitem(runs._DATA, (384, 0), changed)
-    for name, answer in (
-        ("01.floor", floor.best_possible_loss(changed)),
-        ("01.loss_floor", floor.best_possible_loss),
-    ):
-        verdict = check(name, answer)
-        assert not verdict.passed and "dataset().x no longer holds" in verdict.message
+def test_a_cell_that_changes_the_course_data_changes_only_its_copy():
+    """dataset() hands out copies: `data.x -= ...` in one cell cannot skew a later check."""
+    dataset().x.mul_(2)
+    want = floor.best_possible_loss(dataset())
+    assert (
+        check("01.floor", want).passed and check("01.loss_floor", floor.best_possible_loss).passed
+    )
 
 
 def test_a_miss_on_the_course_data_does_not_show_its_floor():
@@ -96,7 +93,7 @@ def test_a_miss_on_the_course_data_does_not_show_its_floor():
 
 
 def test_the_course_data_are_what_make_data_makes():
-    assert floor._changed_field(dataset(), floor._made_afresh()) is None
+    assert floor._changed_field(dataset(), make_data()) is None
 
 
 def test_the_hidden_datasets_include_one_without_noise():
