@@ -597,14 +597,15 @@ def _made_contiguous_later() -> tuple[nn.Module, torch.optim.Optimizer]:
 
 
 class _PerHead(nn.Module):
-    """Per-head projections stored heads-second and swapped to the front: stride (3, 6, 1)."""
+    """Per-head projections stored heads-second and swapped to the front: stride (3, 6, 1).
+    Named `heads`, not `weight`: a parameter's name says nothing about its layout."""
 
     def __init__(self) -> None:
         super().__init__()
-        self.weight = nn.Parameter(_batch(4, 2, 3).transpose(0, 1))  # [heads, in, out]
+        self.heads = nn.Parameter(_batch(4, 2, 3).transpose(0, 1))  # [heads, in, out]
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        return torch.einsum("bi,hio->bho", x, self.weight)
+        return torch.einsum("bi,hio->bho", x, self.heads)
 
 
 def _per_head_adam() -> tuple[nn.Module, torch.optim.Optimizer]:
@@ -697,11 +698,12 @@ STATE_CASES: dict[str, tuple[Callable[[], tuple], list[tuple[str, str]], str]] =
         "each RMSprop state tensor keeps the channels_last layout of a 4-D weight: no transpose, "
         "still not contiguous; and centered=True and momentum add their own keys",
     ),
-    "Adam on a 3-D per-head weight whose first two dimensions were swapped": (
+    "Adam on a 3-D per-head projection whose first two dimensions were swapped": (
         _per_head_adam,
-        [("weight", "exp_avg"), ("weight", "exp_avg_sq")],
+        [("heads", "exp_avg"), ("heads", "exp_avg_sq")],
         "its last stride is 1 and its first is not the largest: ask each tensor whether it "
-        "is_contiguous() rather than guess from one stride",
+        "is_contiguous() rather than guess from one stride or its parameter's name (this one "
+        "is not called weight)",
     ),
     "Adam with amsgrad=True on the story's SAE": (
         lambda: _story_adam(amsgrad=True),
@@ -928,6 +930,16 @@ def _parameter_or_state():
     return state_suspects
 
 
+def _weights_only():
+    def state_suspects(model, optimizer):  # "only weight matrices can be non-contiguous"
+        names = {p: name for name, p in model.named_parameters()}
+        return [
+            (names[p], key) for p, key in _reference_pairs(optimizer) if names[p].endswith("weight")
+        ]
+
+    return state_suspects
+
+
 def _named_by_position():
     def state_suspects(model, optimizer):
         return [
@@ -986,6 +998,7 @@ register(
             lambda: _named_by(lambda p: tuple(p.shape)),
             lambda: _named_by(lambda p: p.data_ptr()),
             _parameter_or_state,
+            _weights_only,
         ),
     )
 )

@@ -75,6 +75,7 @@ STATE_CAUSES = (
     "by identity, not by position, shape or address",  # names looked up by shape
     "one shape and one data pointer",  # names looked up by data_ptr()
     "zeros_like keeps a layout only when it is dense",  # the parameter's layout or the state's
+    "or its parameter's name (this one is not called weight)",  # weights only
 )
 
 
@@ -143,7 +144,7 @@ def test_the_new_hidden_cases_are_what_their_labels_say():
     pointwise = exercises._channels_last(last_kernel=1)[2].weight  # a 1x1 conv in channels_last
     assert pointwise.is_contiguous() and pointwise.stride() != (8, 1, 1, 1)  # not row-major
     model, optimizer = exercises._per_head_adam()
-    state = optimizer.state[model.weight]["exp_avg"]
+    state = optimizer.state[model.heads]["exp_avg"]
     assert state.stride()[-1] == 1 and not state.is_contiguous()
     model, optimizer = exercises._made_contiguous_later()
     weight = model.encoder.weight
