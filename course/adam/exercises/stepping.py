@@ -341,6 +341,8 @@ def _moment_values(key: str, mine: torch.Tensor, want: torch.Tensor, step: Step)
             f"{key} decays with beta1; the second moment uses beta2": (
                 prev * beta1 + (1 - beta1) * g * g
             ),
+            f"{key} decays after the new term is added: mul_(beta2) first, then addcmul_, or "
+            "the new term decays too": (prev + (1 - beta2) * g * g) * beta2,
         }
         torch_op = "exp_avg_sq.mul_(beta2).addcmul_(grad, grad, value=1 - beta2)"
         other = "(1 - beta2) * grad * grad added with add_"
@@ -366,9 +368,10 @@ def _moment_values(key: str, mine: torch.Tensor, want: torch.Tensor, step: Step)
             if "betas (" in slip:
                 slip += f", not the betas you were given {step.problem.betas}: use `betas`"
             return failed(f"{step.where}, state[{key!r}] differs: {slip}", yours, torchs)
+    start = " and, on this first step, what it starts from" if step.number == 1 else ""
     return failed(
         f"{step.where}, state[{key!r}] differs (max diff {diff:.3g}) from torch's running "
-        "mean: check its formula, beta and the tensor it averages",
+        f"mean: check its formula, beta, the tensor it averages{start}",
         yours,
         torchs,
     )
@@ -414,6 +417,10 @@ def _slips(problem: Problem, t: int, grad: torch.Tensor) -> dict[str, Callable]:
         ),
         "the sqrt is missing: divide by sqrt(v_hat) + eps, not v_hat + eps": (
             lambda m, v: -lr / c1 * m / (v / c2 + eps)
+        ),
+        "sqrt(v) is divided by 1 - beta2**t itself; the correction of a square root is the "
+        "square root of the correction, sqrt(1 - beta2**t)": (
+            lambda m, v: -lr / c1 * m / (v.sqrt() / c2 + eps)
         ),
         "the sign is flipped: Adam steps against m": (
             lambda m, v: lr / c1 * m / ((v / c2).sqrt() + eps)
@@ -582,6 +589,8 @@ def _flawed_step(flaw: str):
                 contiguous = flaw == "contiguous state"
                 like = grad if flaw == "state like grad" else param
                 state[key] = torch.zeros(param.shape) if contiguous else torch.zeros_like(like)
+                if flaw == "state from ones":  # "a running mean of zeros would divide by 0"
+                    state[key] = torch.ones_like(param)
         state[count] += 1
         if flaw == "first step only" and state[count] > 1:
             return  # the step was tried once, on one call
@@ -605,6 +614,8 @@ def _denominator(flaw: str, v: torch.Tensor, c2: float, eps: float) -> torch.Ten
         return v.sqrt().add_(eps) / c2**0.5
     if flaw == "sqrt_ into the state":
         return (v.sqrt_() / c2**0.5).add_(eps)
+    if flaw == "correction not square-rooted":
+        return (v.sqrt() / c2).add_(eps)
     root = v if flaw == "no sqrt" else v.sqrt()
     return (root / c2**0.5).add_(eps)
 
@@ -645,6 +656,8 @@ def _moments(flaw: str, state: State, grad: torch.Tensor, beta1: float, beta2: f
         m.lerp_(grad, 1 - beta1)
     if flaw == "add_ of the square":
         v.mul_(beta2).add_((1 - beta2) * grad * grad)
+    elif flaw == "decay after":
+        v.addcmul_(grad, grad, value=1 - beta2).mul_(beta2)
     elif flaw == "squares grad in place":
         v.mul_(beta2).add_(grad.mul_(grad), alpha=1 - beta2)
     else:
@@ -725,6 +738,9 @@ register(
             lambda: _flawed_step("float64, copied back"),
             lambda: _flawed_step("state like grad"),
             lambda: _flawed_step("first step's corrections"),
+            lambda: _flawed_step("state from ones"),
+            lambda: _flawed_step("decay after"),
+            lambda: _flawed_step("correction not square-rooted"),
         ),
     )
 )

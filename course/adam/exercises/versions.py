@@ -181,6 +181,9 @@ def _conclusion(got: frozenset[str], index: int, watch: OpWatch) -> Verdict | No
         if c.profile == profile.name and c.laid_out_as("transposed", "contiguous")
     ]
     measured_lost = sorted({c.op for c in asked if c.arrived != "all"} - got)
+    measured_arrived = sorted(
+        op for op in got - want if all(c.arrived == "all" for c in asked if c.op == op)
+    )
     from_zeros = sorted(op for op in want - got if all(c.from_zeros for c in asked if c.op == op))
     if got == frozenset(OPS) - want:
         cause = "those are the ops that update: return the ops whose result is lost"
@@ -189,6 +192,12 @@ def _conclusion(got: frozenset[str], index: int, watch: OpWatch) -> Verdict | No
             f"your own runs of {', '.join(measured_lost)} left the CPU's answer out of the "
             "output, yet your set leaves them out: keep every op your measurement finds lost, "
             "not only the story's suspects"
+        )
+    elif measured_arrived:
+        cause = (
+            f"your own runs of {', '.join(measured_arrived)} found the CPU's answer in the "
+            "output, yet your set names them: keep the ops your measurement finds lost on this "
+            "profile, not the story's pair"
         )
     elif from_zeros:
         cause = (
@@ -303,6 +312,16 @@ def _with_a_cpu_experiment():
     return lost_ops
 
 
+def _the_story_pair_if_any():
+    """Measured, but any loss is taken for the story's two ops."""
+    found = _measured(lambda verdict: verdict == "lost")
+
+    def lost_ops(profile):
+        return {"addcmul_", "addcdiv_"} if found(profile) else set()
+
+    return lost_ops
+
+
 def _with_a_zeros_experiment():
     from course.adam.exercises.isolating import _isolate_comparing
 
@@ -360,6 +379,7 @@ register(
             lambda: _measured(lambda found: found == "lost", inputs="transposed"),
             _kept_to_the_suspects,
             _with_a_zeros_experiment,
+            _the_story_pair_if_any,
         ),
     )
 )

@@ -40,6 +40,9 @@ CAUSES = {
         "wrote the parameter with copy_",  # computed in float64, copied back
         "follows the gradient's layout",  # torch.zeros_like(grad)
         "stay at their first step's",  # 1 - beta**1 on every step
+        "on this first step, what it starts from",  # torch.ones_like(param)
+        "decays after the new term is added",  # addcmul_, then mul_(beta2)
+        "the square root of the correction",  # sqrt(v) / (1 - beta2**t)
     ),
 }
 
