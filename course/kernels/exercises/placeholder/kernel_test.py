@@ -2,9 +2,10 @@
 
 `breaks(kernel)` is tried on hidden kernels: the story's, two right ones, and kernels broken in
 ways that one kind of careless test cannot see (only on a step-sliced or 3-d output, only with
-a storage offset or a value other than 1, 3% off, scrambled, a row short, NaN). Each hidden
-kernel is watched, so a miss is explained by what the test never varied (only contiguous
-outputs, value=1 throughout) before what its comparison cannot see.
+a storage offset or a value other than 1, 3% off, scrambled, two values swapped where no sum
+sees it, a row short, NaN). Each hidden kernel is watched, so a miss is explained by what the
+test never varied (only contiguous outputs, value=1 throughout) before what its comparison
+cannot see.
 """
 
 from __future__ import annotations
@@ -178,39 +179,49 @@ def _memory_order(call):
     _copy_back(call, lambda t: flat.copy_(t.flatten()))
 
 
-def _summary_blind_swap(call):
-    """Torch's values with two of them swapped: a scramble that sums cannot see."""
-    out = call.output
-    temporary = torch.empty(out.shape, dtype=out.dtype)
-    call.run_graph(call.placeholder(temporary), [call.placeholder(t) for t in call.inputs])
-    flat = temporary.view(-1)
-    i, j = _pair_sums_miss(temporary, out.stride(), out.storage_offset())
-    flat[[i, j]] = flat[[j, i]]
-    out.copy_(temporary)
+def _summary_blind_swap(line: int | None = None) -> Callable[[emps.KernelCall], None]:
+    """Torch's values with two of them swapped: a scramble that sums cannot see (with `line`,
+    two values of one line along that dim, so that the sums along it cannot see it either)."""
+
+    def kernel(call):
+        out = call.output
+        temporary = torch.empty(out.shape, dtype=out.dtype)
+        call.run_graph(call.placeholder(temporary), [call.placeholder(t) for t in call.inputs])
+        flat = temporary.view(-1)
+        i, j = _pair_sums_miss(temporary, out.stride(), out.storage_offset(), line)
+        flat[[i, j]] = flat[[j, i]]
+        out.copy_(temporary)
+
+    return kernel
 
 
 SWAP_TRIES = 400  # candidate pairs: on outputs of 15 elements or more, one was found within 70
 
 
-def _pair_sums_miss(values: torch.Tensor, stride, offset: int) -> tuple[int, int]:
+def _pair_sums_miss(
+    values: torch.Tensor, stride, offset: int, line: int | None = None
+) -> tuple[int, int]:
     """Two cells (flat indices of `values`, logical order) holding different values whose swap
-    leaves every whole-output summary bit for bit as it was: by design, not by rounding luck.
+    leaves every whole-output summary (and with `line`, every sum along that dim) bit for bit
+    as it was: by design, not by rounding luck.
 
     The summaries are taken on a copy with the output's own strides and offset (what the
     learner reads back) and on a contiguous one; near-equal values are tried first. Where no
-    pair is found (none was on any output tried), the closest two values are swapped anyway."""
+    pair is found (as on some outputs of 8 elements), the closest two values are swapped
+    anyway."""
     spans = ((size - 1) * step for size, step in zip(values.shape, stride, strict=True))
     extent = offset + sum(spans) + 1
     like = torch.zeros(extent, dtype=values.dtype).as_strided(values.shape, stride, offset)
     like.copy_(values)
-    before = _summaries(like)
+    before = _summaries(like, line)
     flat = values.reshape(-1)
-    pairs = [p for p in _near_pairs(values) if flat[p[0]] != flat[p[1]]] or [(0, 0)]
+    candidates = _near_pairs(values) if line is None else _line_pairs(values, line)
+    pairs = [p for p in candidates if flat[p[0]] != flat[p[1]]] or [(0, 0)]
     for i, j in pairs[:SWAP_TRIES]:
         swapped = flat.clone()
         swapped[[i, j]] = swapped[[j, i]]
         like.copy_(swapped.view(values.shape))
-        if all(map(torch.equal, _summaries(like), before)):
+        if all(map(torch.equal, _summaries(like, line), before)):
             return i, j
     return pairs[0]
 
@@ -234,9 +245,23 @@ def _near_pairs(values: torch.Tensor) -> list[tuple[int, int]]:
     return sorted(pairs, key=key)
 
 
-def _summaries(x: torch.Tensor) -> list[torch.Tensor]:
+def _line_pairs(values: torch.Tensor, line: int) -> list[tuple[int, int]]:
+    """Pairs of cells of one line along dim `line` (a row for -1, a column for 0), up to 4
+    apart in that line's sorted order, the closest values first."""
+    cells = torch.arange(values.numel()).view(values.shape).movedim(line, -1)
+    numbers = values.reshape(-1).tolist()
+    pairs = []
+    for row in cells.reshape(-1, values.shape[line]).tolist():
+        ranked = sorted(row, key=numbers.__getitem__)
+        pairs += [(ranked[m], ranked[m + k]) for k in range(1, 5) for m in range(len(row) - k)]
+    return sorted(pairs, key=lambda p: abs(numbers[p[0]] - numbers[p[1]]))
+
+
+def _summaries(x: torch.Tensor, line: int | None = None) -> list[torch.Tensor]:
     """What a test that compares less than every cell looks at: sums, means, norms, in the
-    output's memory order and in logical order, in its dtype and in float64."""
+    output's memory order and in logical order, in its dtype and in float64 (and with `line`,
+    the sums and means along that dim)."""
+    along = [] if line is None or x.dim() < 2 else [line]
     return [
         summary
         for y in (x, x.contiguous())
@@ -248,6 +273,7 @@ def _summaries(x: torch.Tensor) -> list[torch.Tensor]:
             torch.linalg.vector_norm(y),
             y.double().sum(),
             y.double().mean(),
+            *(f(d) for d in along for f in (y.sum, y.mean, y.double().sum, y.double().mean)),
         )
     ]
 
@@ -371,7 +397,7 @@ HIDDEN_KERNELS: tuple[HiddenKernel, ...] = (
     ),
     HiddenKernel(
         "swaps two of torch's values in a non-contiguous output, keeping every sum and mean",
-        _unless_contiguous(_summary_blind_swap),
+        _unless_contiguous(_summary_blind_swap()),
         True,
         "two values are in each other's cells, yet its sum, mean and norm are torch's bit for "
         "bit (in float32 and float64, in any order): a summary of the output cannot see values "
@@ -405,6 +431,22 @@ HIDDEN_KERNELS: tuple[HiddenKernel, ...] = (
         True,
         "NaN compares False with everything, so a check like `(diff > tol).any()` is False "
         "for NaN garbage; torch.equal (or `not (diff <= tol).all()`) sees it",
+    ),
+    HiddenKernel(
+        "swaps two of torch's values within one row of a non-contiguous output",
+        _unless_contiguous(_summary_blind_swap(line=-1)),
+        True,
+        "two values of one row are in each other's cells, yet every row's sum and mean (sums "
+        "along the last dim) and the whole sum are torch's bit for bit: a summary of each row "
+        "cannot see values swapped within it; compare every cell",
+    ),
+    HiddenKernel(
+        "swaps two of torch's values within one column of a non-contiguous output",
+        _unless_contiguous(_summary_blind_swap(line=0)),
+        True,
+        "two values of one column are in each other's cells, yet every column's sum and mean "
+        "(sums along dim 0) and the whole sum are torch's bit for bit: a summary of each column "
+        "cannot see values swapped within it; compare every cell",
     ),
 )
 
@@ -590,6 +632,12 @@ register(
                     ((4, 6), ("contiguous", "transposed", "storage-offset")),
                     ((2, 3, 4), ("permuted",)),
                 )
+            ),
+            lambda: _kernel_test_variant(
+                broken=lambda r, e, ev, o: not torch.equal(r.sum(0), e.sum(0))
+            ),
+            lambda: _kernel_test_variant(
+                broken=lambda r, e, ev, o: not torch.equal(r.double().mean(-1), e.double().mean(-1))
             ),
         ),
     )
