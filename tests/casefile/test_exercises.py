@@ -54,6 +54,7 @@ SUSPECT_CAUSES = (
     "which it fills",  # tensors that do not fill their storage
     "contiguous in that memory format, but not contiguous",  # channels_last counted as fine
     "check every dtype",  # floating-point tensors only
+    "suspects raised TypeError: can't convert emps:0",  # numpy's C_CONTIGUOUS flag
 )
 STATE_CAUSES = (
     "read the keys of optimizer.state[p]",  # Adam's keys only
