@@ -532,11 +532,12 @@ def _rounding_cause(ops: list[str], state: State) -> str:
 
 
 def _writers_verdict(writes: Writes, param: torch.Tensor, state: State, step: Step):
-    """Torch's bits reached with other ops: not torch's step. Checked from step 2 on, when the
-    state already exists, so every write into its memory during the call is a write into it."""
-    if step.number < 2:
-        return None
-    tensors = {"param": param, "exp_avg": state["exp_avg"], "exp_avg_sq": state["exp_avg_sq"]}
+    """Torch's bits reached with other ops: not torch's step. The parameter is checked from
+    step 1 on; the state from step 2 on, when it already exists, so every write into its
+    memory during the call is a write into it (on step 1 it is created: zeros_like writes)."""
+    tensors = {"param": param}
+    if step.number >= 2:
+        tensors |= {"exp_avg": state["exp_avg"], "exp_avg_sq": state["exp_avg_sq"]}
     for name, tensor in tensors.items():
         ops, spelled = TORCH_WRITES[name]
         foreign = sorted(set(writes.into(tensor)) - set(ops))
@@ -629,8 +630,8 @@ def _update(flaw, param, m, denom, size, c2, eps, state) -> None:
         param = param - size * m / denom  # noqa: F841 (never written back)
     elif flaw == "data swap":
         param.data = param.addcdiv(m, denom, value=-size)
-    elif flaw == "sub_":  # the same bits on the CPU, another op
-        param.sub_(size * m / denom)
+    elif flaw == "sub_" or (flaw == "sub_ on step 1" and state["step"] == 1):
+        param.sub_(size * m / denom)  # the same bits on the CPU, another op
     elif flaw == "into a reshape":  # a copy when the parameter is not contiguous
         param.reshape(-1).addcdiv_(m.reshape(-1), denom.reshape(-1), value=-size)
     elif flaw == "contiguous, then copied back":
@@ -741,6 +742,7 @@ register(
             lambda: _flawed_step("state from ones"),
             lambda: _flawed_step("decay after"),
             lambda: _flawed_step("correction not square-rooted"),
+            lambda: _flawed_step("sub_ on step 1"),  # "the first step is special"
         ),
     )
 )

@@ -43,6 +43,7 @@ CAUSES = {
         "on this first step, what it starts from",  # torch.ones_like(param)
         "decays after the new term is added",  # addcmul_, then mul_(beta2)
         "the square root of the correction",  # sqrt(v) / (1 - beta2**t)
+        "after step 1 on a contiguous parameter your numbers are torch's to the bit",  # sub_
     ),
 }
 
