@@ -7,18 +7,31 @@ a 3% error, a set that does not follow the backend) without printing the answer.
 
 from __future__ import annotations
 
+import contextlib
 import functools
+import inspect
+import types
 from dataclasses import dataclass
 
 import torch
 
 from course import emps
+from course.audit import judge
 from course.audit.core import LAYOUTS, audit
 from course.audit.judge import BUGS, AuditResult, ks_distance
 from course.audit.report import flagged_ops, summary
 from course.emps.mps_kernels import KernelCall, gather_compute_scatter
 from course.emps.profiles import RANDOM_FAMILIES
-from course.exercises import Exercise, Prediction, Verdict, failed, passed, ready_made, register
+from course.exercises import (
+    Exercise,
+    Prediction,
+    Verdict,
+    failed,
+    is_scaffold,
+    passed,
+    ready_made,
+    register,
+)
 from course.exercises import register_prediction as register_choice
 
 # --- 08.verdict ----------------------------------------------------------------------------------
@@ -54,6 +67,7 @@ def _verdict_cases() -> dict[str, VerdictCase]:
     tiny = values * 1e-4  # Adam's exp_avg_sq is this small: an absolute tolerance sees nothing
     one_written = values.clone()
     one_written[0, 0] = doubled[0, 0]
+    specks = values * 1e-7  # smaller still: an exp_avg_sq early in training
     kept = "every element still holds exactly what it held before: nothing was written"
     return {
         "an output the op never wrote": VerdictCase(
@@ -209,13 +223,67 @@ def _verdict_cases() -> dict[str, VerdictCase]:
             "one element changed: 'almost every element kept its value' is not 'nothing was "
             "written'; silent-no-write means not one element changed",
         ),
+        "an output holding some NaN from an earlier log_, never written": VerdictCase(
+            logs,
+            logs.clone(),
+            logs * 2,
+            "silent-no-write",
+            f"{kept}, its NaN included: NaN == NaN is False for a NaN in some elements too, not "
+            "only for a poison that fills the output, so compare NaN-aware element by element",
+        ),
+        "log_ that wrote 0.0 where the right answer is NaN": VerdictCase(
+            ramp,
+            logs.nan_to_num(0.0),
+            logs,
+            "wrong-values",
+            "where the right answer is NaN this output holds 0.0: a comparison that skips the "
+            "elements where expected is NaN cannot see that; NaN must meet NaN (equal_nan=True)",
+        ),
+        "an output 0.05% off everywhere": VerdictCase(
+            values,
+            doubled * 1.0005,
+            doubled,
+            "wrong-values",
+            "every element is 0.05% off: rounding makes a correct float32 kernel differ by about "
+            "1e-7 relative, so a tolerance such as rtol=1e-3 lets a wrong kernel pass "
+            "(allclose's default rtol is 1e-5)",
+        ),
+        "an output of values about 1e-7, each 40% off": VerdictCase(
+            specks,
+            specks * 2 * 0.6,
+            specks * 2,
+            "wrong-values",
+            "every element is 40% off, but the values are about 1e-7 (an early exp_avg_sq): an "
+            "absolute tolerance larger than the values, such as atol=1e-5 or a max difference "
+            "under 1e-4, calls any two of them equal (allclose's default atol is 1e-8)",
+        ),
     }
+
+
+# The auditor's own judging, which these exercises ask the learner to write
+_COURSE_JUDGES = {
+    "course.audit.judge.judge": judge.judge,
+    "course.audit.judge.unchanged": judge.unchanged,
+    "course.audit.judge.close": judge.close,
+}
 
 
 def _judged(fn, cases: dict[str, VerdictCase], done: str) -> Verdict:
     """Run a learner's judge on every hidden output; stop at the first wrong verdict."""
     for label, case in cases.items():
-        got = fn(case.before.clone(), case.after.clone(), case.expected.clone())
+        with ready_made(_COURSE_JUDGES) as borrowed:
+            try:
+                got = fn(case.before.clone(), case.after.clone(), case.expected.clone())
+            except Exception as exc:
+                if is_scaffold(exc):
+                    raise
+                return failed(f"for {label} your function raised {type(exc).__name__}: {exc}")
+        if borrowed:
+            return failed(
+                f"for {label} your function called the auditor's own {borrowed[0]}: telling "
+                "'nothing written' from 'written wrong' is what this exercise asks. Write the "
+                "comparisons yourself, NaN-aware"
+            )
         if got not in ("ok", "silent-no-write", "wrong-values"):
             return failed(
                 f"for {label} your function returned {got!r}: return 'ok', 'silent-no-write' "
@@ -262,6 +330,11 @@ def _judge_with(same: str = "allclose", kept: str = "nan-aware"):
         "NaN as 0": lambda a, e: torch.allclose(a.nan_to_num(), e.nan_to_num()),
         "atol 1e-3": lambda a, e: torch.allclose(a, e, atol=1e-3, equal_nan=True),
         "1%": lambda a, e: torch.allclose(a, e, rtol=0.01, equal_nan=True),
+        "0.1%": lambda a, e: torch.allclose(a, e, rtol=1e-3, equal_nan=True),
+        "max diff 1e-4": lambda a, e: (
+            torch.equal(a.isnan(), e.isnan()) and bool((a - e).abs().nan_to_num().max() < 1e-4)
+        ),
+        "where expected is a number": lambda a, e: torch.allclose(a[~e.isnan()], e[~e.isnan()]),
     }
     unchanged = {
         "nan-aware": lambda a, b: ((a == b) | (a.isnan() & b.isnan())).all(),
@@ -275,12 +348,22 @@ def _judge_with(same: str = "allclose", kept: str = "nan-aware"):
             bool(a.nansum() == b.nansum()) and torch.equal(a.isnan(), b.isnan())
         ),
         "90%": lambda a, b: ((a == b) | (a.isnan() & b.isnan())).double().mean() > 0.9,
+        "a poison fills it": lambda a, b: (
+            bool(a.isnan().all()) if bool(b.isnan().all()) else torch.equal(a, b)
+        ),
     }
 
     def verdict(before, after, expected):
         if matches[same](after, expected):
             return "ok"
         return "silent-no-write" if unchanged[kept](after, before) else "wrong-values"
+
+    return verdict
+
+
+def _the_auditors_judge():
+    def verdict(before, after, expected):  # the course's own judge, wrapped
+        return judge.judge(before, after, expected)[0]
 
     return verdict
 
@@ -319,6 +402,11 @@ register(
             lambda: _judge_with(kept="allclose"),
             lambda: _judge_with(kept="same sum"),
             lambda: _judge_with(kept="90%"),
+            lambda: _judge_with(kept="a poison fills it"),
+            lambda: _judge_with(same="where expected is a number"),
+            lambda: _judge_with(same="0.1%"),
+            lambda: _judge_with(same="max diff 1e-4"),
+            _the_auditors_judge,
         ),
     )
 )
@@ -343,6 +431,15 @@ def _refuses_strided(call: KernelCall) -> None:
     if not call.output.is_contiguous():
         raise RuntimeError(f"{call.op}: strided outputs are not supported")
     gather_compute_scatter(call)
+
+
+def _numbers_dropped(call: KernelCall) -> None:
+    """A kernel that drops its number arguments (alpha=, a scalar operand) on every layout, the
+    contiguous control included: wrong everywhere, not only on strided outputs."""
+    result = call.output.contiguous()  # out itself when contiguous: the copy-back is right
+    call.graph(result, [call.placeholder(t).buffer for t in call.inputs], scalar=lambda x: 1)
+    if result is not call.output:
+        call.output.copy_(result)
 
 
 def _backends() -> dict[str, tuple[emps.Backend, str]]:
@@ -371,6 +468,11 @@ def _backends() -> dict[str, tuple[emps.Backend, str]]:
             emps.Backend(emps.TORCH_2_4),
             "the emulated torch 2.4 profile",
         ),
+        "a backend whose sub_ kernel drops its number arguments on every layout": (
+            emps.Backend(emps.FIXED_MACOS14, overrides={"sub": _numbers_dropped}),
+            "sub_ is wrong on every layout, the contiguous one too: an op wrong on the output "
+            "you audited is a lost or wrong write, whatever the contiguous control says",
+        ),
     }
 
 
@@ -391,9 +493,16 @@ def _lost_on_default() -> frozenset[str]:
     return frozenset(r.op.split(".")[0] for r in results if r.verdict in BUGS)
 
 
-def _lost_writes_problem(label: str, yours: set, log: emps.Recorder) -> str:
-    """Why a set differs from what the auditor finds on one backend, naming the likely cause."""
+def _lost_writes_problem(label: str, yours: set, log: emps.Recorder, audited: bool) -> str:
+    """Why a set differs from what the auditor finds on one backend, naming the likely cause
+    (`audited`: whether the learner's function called audit at all)."""
     _, why = _backends()[label]
+    if not log.events and audited:
+        return (
+            "your function audited, but nothing ran on the emulated device: audit the backend "
+            "you are given, audit('emulated', ..., backend=backend), in a dtype that device "
+            "runs (float32; like MPS it has no float64, so every float64 call is refused)"
+        )
     if not log.events:
         return (
             "nothing ran on the emulated device, so your set cannot follow the backend (a set "
@@ -440,9 +549,16 @@ _VERDICT_FILTERS = {
 def _check_lost_writes(fn) -> Verdict:
     if not callable(fn):
         return failed("pass your function lost_writes(backend), not its result", repr(fn))
+    if _reads_bugs(fn):
+        return failed(
+            "your function reads the auditor's own BUGS (course.audit.judge.BUGS): which "
+            "verdicts are lost writes is what this exercise asks. Decide it yourself from each "
+            "result's r.verdict"
+        )
     for label, (backend, _) in _backends().items():
-        with emps.record() as log, ready_made(_VERDICT_FILTERS) as borrowed:
+        with emps.record() as log, ready_made({**_VERDICT_FILTERS, "audit": audit}) as called:
             answer = fn(backend)
+        borrowed = [name for name in called if name in _VERDICT_FILTERS]
         if borrowed:
             return failed(
                 f"on {label} your function used the auditor's own filter ({borrowed[0]}): "
@@ -468,11 +584,33 @@ def _check_lost_writes(fn) -> Verdict:
                 "the '.', so add_.Tensor and add_.Scalar count as one op, aten::add_"
             )
         if yours != _lost_on(label):
-            return failed(f"on {label}: {_lost_writes_problem(label, yours, log)}")
+            problem = _lost_writes_problem(label, yours, log, "audit" in called)
+            return failed(f"on {label}: {problem}")
     return passed(
         f"right on {len(_backends())} hidden backends, including ones no cell printed: you can "
         "audit any backend"
     )
+
+
+def _reads_bugs(fn) -> bool:
+    """Whether the learner's function names the auditor's BUGS tuple: imported (`BUGS`), read
+    from the module (`judge.BUGS`), or held in a closure. A tuple of their own is not it."""
+    fn = inspect.unwrap(fn)  # check() hands the checker a wrapper of the learner's function
+    code, names = getattr(fn, "__code__", None), set()
+    codes = [code] if code is not None else []
+    while codes:
+        code = codes.pop()
+        names |= set(code.co_names)
+        codes += [const for const in code.co_consts if isinstance(const, types.CodeType)]
+    scope = getattr(fn, "__globals__", {})
+    cells = []
+    for cell in getattr(fn, "__closure__", None) or ():
+        with contextlib.suppress(ValueError):  # a cell not filled yet
+            cells.append(cell.cell_contents)
+    if any(value is BUGS for value in [*(scope.get(name) for name in names), *cells]):
+        return True
+    modules = [value for value in scope.values() if isinstance(value, types.ModuleType)]
+    return "BUGS" in names and any(getattr(m, "BUGS", None) is BUGS for m in modules)
 
 
 def _reference_lost_writes():
@@ -489,13 +627,14 @@ STORY_OPS = ("addcmul_", "addcdiv_", *(f"{family}_" for family in RANDOM_FAMILIE
 
 def _lost_writes_with(
     layout: str = "transposed",
-    bugs: tuple[str, ...] = BUGS,
+    bugs: tuple[str, ...] = ("silent-no-write", "wrong-values"),  # their own: not BUGS itself
     overloads: bool = False,
     device: str = "emulated",
     given: bool = True,
     dtype: str = "float32",
     ops: tuple[str, ...] | None = None,
     borrow: str = "",
+    minus_control: bool = False,
 ):
     """The reference with one slip: the layout, dtype or ops audited, which verdicts count, the
     names, the backend, or the report's own filter (`borrow`) in place of the verdicts."""
@@ -508,7 +647,19 @@ def _lost_writes_with(
             return set(summary(results)["flagged"])
         if borrow == "flagged":
             return {r.op.split(".")[0] for r in results if r.flagged}
+        if minus_control:  # "a layout bug is what fails strided and not contiguous"
+            control = audit(device, layouts="contiguous", dtypes=dtype, **target, **chosen)
+            wrong = {r.op.split(".")[0] for r in control if r.verdict in bugs}
+            return {r.op.split(".")[0] for r in results if r.verdict in bugs} - wrong
         return {r.op if overloads else r.op.split(".")[0] for r in results if r.verdict in bugs}
+
+    return lost_writes
+
+
+def _bugs_borrowed():
+    def lost_writes(backend):  # the auditor's own answer to "which verdicts are lost writes"
+        results = audit("emulated", layouts="transposed", dtypes="float32", backend=backend)
+        return {r.op.split(".")[0] for r in results if r.verdict in BUGS}
 
     return lost_writes
 
@@ -546,6 +697,9 @@ register(
             lambda: _lost_writes_with(borrow="summary"),
             lambda: _lost_writes_with(borrow="flagged"),
             lambda: _lost_writes_with(layout="expanded"),
+            lambda: _lost_writes_with(minus_control=True),
+            lambda: _lost_writes_with(dtype="float64"),
+            _bugs_borrowed,
         ),
     )
 )
@@ -643,6 +797,7 @@ def _random_cases() -> dict[str, VerdictCase]:
     int32_poison = torch.full(RANDOM_SHAPE, torch.iinfo(torch.int32).min, dtype=torch.int32)
     first_row = torch.where(torch.arange(RANDOM_SHAPE[0])[:, None] == 0, normal, poison)
     coin = torch.where(normal < 0, -1.0, 1.0)  # mean 0 and spread 1, like the sample, yet ±1
+    signed, signed_t = _signed_ints(seed=7)
     poisoned = "still holds the poison it held before the call"
     return {
         "a normal_ output never written (NaN poison)": VerdictCase(
@@ -771,7 +926,32 @@ def _random_cases() -> dict[str, VerdictCase]:
             "mean 0 and standard deviation 1, like the sample, but only two values (KS about "
             "0.34): a mean and a spread are not a distribution, compare the whole of it (KS)",
         ),
+        "random_(0, 10) into an int64 output that drew only 0 to 4": VerdictCase(
+            int_poison,
+            draw["int, transposed"] // 2,
+            draw["int"],
+            "wrong-values",
+            "every element written, but only whole numbers 0 to 4 where the sample has 0 to 9 "
+            "(KS about 0.5): an integer output needs the distribution test too, ties and all",
+        ),
+        "random_(-5, 5) drawn correctly into a transposed int64 output": VerdictCase(
+            int_poison,
+            signed_t,
+            signed,
+            "ok",
+            "every element written, same distribution, half of it negative: a negative draw is "
+            "no poison, only what `before` held is (compare after with before)",
+        ),
     }
+
+
+def _signed_ints(seed: int) -> tuple[torch.Tensor, torch.Tensor]:
+    """random_(-5, 5) into a contiguous and into a transposed int64 output."""
+    gen = torch.Generator().manual_seed(seed)
+    rows, cols = RANDOM_SHAPE
+    contiguous = torch.empty(RANDOM_SHAPE, dtype=torch.int64).random_(-5, 5, generator=gen)
+    transposed = torch.empty(cols, rows, dtype=torch.int64).T.random_(-5, 5, generator=gen)
+    return contiguous, transposed
 
 
 def _check_random_verdict(fn) -> Verdict:
@@ -809,6 +989,8 @@ def _random_judge_with(compare: str = "ks 0.1", unwritten: str = "nan-aware", pa
         "int64 minimum": lambda a, b: (
             a.isnan() if a.is_floating_point() else a == torch.iinfo(torch.int64).min
         ),
+        "negative": lambda a, b: a.isnan() if a.is_floating_point() else a < 0,
+        "the auditor's": lambda a, b: judge.unchanged(a, b),
     }
 
     def ks(a, s):
@@ -830,6 +1012,7 @@ def _random_judge_with(compare: str = "ks 0.1", unwritten: str = "nan-aware", pa
         ),
         "ks 0.3": lambda a, s: ks(a, s) < 0.3,
         "own normal draw": lambda a, s: ks(a, torch.randn(s.shape, generator=_own())) < 0.1,
+        "floats only": lambda a, s: not a.is_floating_point() or ks(a, s) < 0.1,
     }
 
     def random_verdict(before, after, sample):
@@ -879,6 +1062,9 @@ register(
             lambda: _random_judge_with(compare="mean and std"),
             lambda: _random_judge_with(compare="ks 0.3"),
             lambda: _random_judge_with(compare="own normal draw"),
+            lambda: _random_judge_with(compare="floats only"),
+            lambda: _random_judge_with(unwritten="negative"),
+            lambda: _random_judge_with(unwritten="the auditor's"),
         ),
     )
 )

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+import torch
 
 from course import emps
 from course.audit import exercises  # registers 08's exercises (without importing every lesson)
@@ -30,6 +31,11 @@ VERDICT_CAUSES = (
     "compare with before bit for bit",  # allclose(after, before) for unchanged
     "Sums, means and sorted values of before",  # sums compared for unchanged
     "silent-no-write means not one element changed",  # 90% unchanged taken for unchanged
+    "not only for a poison that fills the output",  # NaN-aware only when before is all NaN
+    "skips the elements where expected is NaN",  # allclose where expected is a number
+    "such as rtol=1e-3",  # 0.1% relative
+    "a max difference under 1e-4",  # an absolute bound on the largest difference
+    "the auditor's own course.audit.judge.judge",  # the course's judge, wrapped
 )
 RANDOM_CAUSES = (
     "pytorch#166856",  # exact values compared with the sample
@@ -48,6 +54,9 @@ RANDOM_CAUSES = (
     "a mean and a spread are not a distribution",  # mean and std compared
     "keep the threshold at 0.1",  # KS threshold 0.3
     "or a normal draw of your own",  # KS against a normal draw, not the sample
+    "an integer output needs the distribution test too",  # ints fully written taken for ok
+    "a negative draw is no poison",  # int poison taken to be any negative value
+    "the auditor's own course.audit.judge.unchanged",  # the course's unwritten test
 )
 LOST_WRITES_CAUSES = (
     "written down",  # the 2.4 set, as printed in the notebook
@@ -65,6 +74,9 @@ LOST_WRITES_CAUSES = (
     "summary(...)['flagged']",  # the report's summary
     "result.flagged",  # each result's flagged property
     "every output your audit wrote was contiguous",  # expanded: only inputs are strided
+    "the contiguous one too",  # ops that also fail on a contiguous output left out
+    "it has no float64",  # float64: the emulated MPS refuses every call
+    "reads the auditor's own BUGS",  # r.verdict in course.audit.judge.BUGS
 )
 
 
@@ -125,6 +137,7 @@ def test_the_hidden_backends_lose_what_their_kernels_say():
         {"aten::lerp_"},
         set(),
         {f"aten::{family}_" for family in emps.RANDOM_FAMILIES},
+        {"aten::sub_"},
     ]
 
 
@@ -134,3 +147,26 @@ def test_the_layout_prediction_runs_the_real_audit():
     # (the learner's earlier prediction, if one was committed, makes the line longer)
     shown = " ".join(str(reveal("08.which_layouts")).split())
     assert "the experiment says 'every non-contiguous output'" in shown
+
+
+def test_a_judge_that_raises_is_told_on_which_output():
+    def subtracts(before, after, expected):
+        if after.dtype == torch.int64:
+            raise TypeError("no ints here")
+        return exercises._reference_verdict()(before, after, expected)
+
+    verdict = check("08.verdict", subtracts)
+    assert "for an integer output the op never wrote your function raised TypeError" in (
+        verdict.message
+    )
+
+
+def test_a_tuple_of_ones_own_is_not_the_auditors_bugs():
+    lost = ("silent-no-write", "wrong-values")
+
+    def lost_writes(backend):
+        results = audit("emulated", layouts="transposed", dtypes="float32", backend=backend)
+        return {r.op.split(".")[0] for r in results if r.verdict in lost}
+
+    assert not exercises._reads_bugs(lost_writes)
+    assert exercises._reads_bugs(get("08.lost_writes").wrong_answers[-1]())
