@@ -1,11 +1,11 @@
 """05.keys_that_run: which dispatch keys run a kernel for a call, in the order they run.
 
-The hidden calls vary both parameters: the op (in-place, out-of-place, one that autocast casts)
+The hidden calls vary both parameters: the op (in-place, out-of-place, a view, one autocast casts)
 and the tensor (CPU, requires grad, meta, the emulated device's subclass, an inference tensor),
-and the thread around the call (a dispatch mode, autocast, inference mode), so an answer that
-fixes either parameter, or remembers the path the notebook printed, gets some call wrong. The
-dispatcher's own path (`call_path`) is the reference; a wrong walk is matched against models of
-the classic mistakes on every call and told the one it reproduces.
+and the thread around the call (a dispatch mode, autocast, inference mode, no_grad), so an
+answer that fixes either parameter, or remembers the path the notebook printed, gets some call
+wrong. The dispatcher's own path (`call_path`) is the reference; a wrong walk is matched against
+models of the classic mistakes on every call and told the one it reproduces.
 """
 
 from __future__ import annotations
@@ -98,6 +98,7 @@ CALLS = (
         "a CPU tensor that requires grad", "mul_.Tensor", lambda: torch.zeros(2, 3).requires_grad_()
     ),
     Call("a CPU tensor, out-of-place add", "add.Tensor", lambda: torch.zeros(2, 3)),
+    Call("a CPU tensor, a view op", "transpose.int", lambda: torch.zeros(2, 3)),
     Call("a meta tensor", "addcmul_", lambda: torch.zeros(2, 3, device="meta")),
     Call("a meta tensor, out-of-place add", "add.Tensor", lambda: torch.zeros(2, 3, device="meta")),
     Call("an emulated-MPS tensor (a tensor subclass)", "addcmul_", _emulated),
@@ -155,6 +156,11 @@ def _walk(
     return found
 
 
+def _in_place(op: str) -> bool:
+    """Whether an overload's name says in-place (addcmul_, mul_.Tensor)."""
+    return op.split(".")[0].endswith("_")
+
+
 def _registered(op: str) -> dict:
     return {k.key: k for k in registered_kernels(op)}
 
@@ -194,6 +200,12 @@ MISTAKES = (
         "requires_grad does not change the key set: autograd's key is there for every tensor "
         "(of a dtype that can have gradients), its kernel runs and checks requires_grad "
         "itself. Read the keys from active_keys(tensor), not from the tensor's flags",
+    ),
+    Mistake(
+        lambda op, t: [k for k in _walk(op, t) if k != "ADInplaceOrView" or _in_place(op)],
+        "ADInplaceOrView is not only for in-place ops: a view op (transpose, view, select) has a "
+        "kernel there too, which makes the output share its base's version counter. Read "
+        "computed_table(op) for the op, not its name",
     ),
     Mistake(
         lambda op, t: [k for k in _walk(op, t) if torch.is_grad_enabled() or "Autograd" not in k],
@@ -399,6 +411,11 @@ register(
                     k
                     for k in _reference()(op, tensor)
                     if not (torch.is_inference_mode_enabled() and k == "ADInplaceOrView")
+                ]
+            ),
+            lambda: (
+                lambda op, tensor: [
+                    k for k in _reference()(op, tensor) if k != "ADInplaceOrView" or _in_place(op)
                 ]
             ),
         ),

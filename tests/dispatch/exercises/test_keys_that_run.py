@@ -30,6 +30,7 @@ CAUSES = {
         "went on past Python",  # never stops
         "torch.no_grad() does not change the key set",  # drops autograd under no_grad
         "a normal tensor (made outside the mode)",  # inference mode drops ADInplaceOrView too
+        "not only for in-place ops",  # ADInplaceOrView kept for in-place ops only
     ),
 }
 
