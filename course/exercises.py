@@ -193,12 +193,13 @@ def is_scaffold(exc: BaseException) -> bool:
 def untouched(answer: object, label: str = "your answer") -> list[str]:
     """The parts of an answer that are still a learner copy's blank, by name; [] when none is.
 
-    Blank: `...` (or None) given as the answer; a function or method that still holds the
-    scaffold's `raise NotImplementedError("your code here")`; a function whose body is only
-    `pass` or `...`; a class with nothing in it. A dict, tuple or list is looked into, so a
-    dict of three scaffold functions is as blank as one.
+    Blank: `...` given as the answer; a function or method that still holds the scaffold's
+    `raise NotImplementedError("your code here")`; a function whose body is only `pass` or
+    `...`; a class with nothing in it. A dict, tuple or list is looked into, so a dict of three
+    scaffold functions is as blank as one. None is not blank: no learner copy leaves it, and it
+    is what a function that prints instead of returning gives (`check` says so).
     """
-    return [label] if answer is None else _blank_parts(answer, label)
+    return _blank_parts(answer, label)
 
 
 def _blank_parts(answer: object, label: str) -> list[str]:
@@ -317,15 +318,17 @@ def _watched(answer: Any) -> tuple[Any, Callable[[], bool]]:
     return watched, lambda: any(seen)
 
 
-def check(name: str, answer: Any) -> Verdict:
-    """Check a learner's answer and save the result to the journal; never raises on the answer.
+def _none_answer() -> Verdict:
+    """None is an answer, and a common wrong one: say where it comes from."""
+    return failed(
+        "your answer is None: what a function that prints its result instead of returning it "
+        "gives, or a call that returns nothing (an in-place method, print). Hand in the value "
+        "itself"
+    )
 
-    A blank answer (see `untouched`) is "not attempted yet" and is not saved: the journal holds
-    only what the learner really tried."""
-    exercise = get(name)
-    verdict = blank(answer)
-    if verdict is not None:
-        return verdict
+
+def _run_checker(exercise: Exercise, answer: Any) -> Verdict:
+    """The checker's verdict; a crash, or the learner's function raising the scaffold, told."""
     answer, raised_scaffold = _watched(answer)
     try:
         verdict = exercise.checker(answer)
@@ -335,6 +338,19 @@ def check(name: str, answer: Any) -> Verdict:
         )
     if raised_scaffold():
         verdict = not_attempted("your function still raises NotImplementedError.")
+    return verdict
+
+
+def check(name: str, answer: Any) -> Verdict:
+    """Check a learner's answer and save the result to the journal; never raises on the answer.
+
+    A blank answer (see `untouched`) is "not attempted yet" and is not saved: the journal holds
+    only what the learner really tried."""
+    exercise = get(name)
+    verdict = blank(answer)
+    if verdict is not None:
+        return verdict
+    verdict = _none_answer() if answer is None else _run_checker(exercise, answer)
     if not verdict.attempted:
         return verdict
     journal.record(name, "check", passed=verdict.passed)

@@ -179,7 +179,6 @@ class _EmptyClass:
 
 BLANKS = {
     "Ellipsis": ...,
-    "None": None,
     "function": _scaffold,
     "dict of functions": {"T": _scaffold, "permute": _scaffold},
     "tuple of functions": (_scaffold, _scaffold),
@@ -199,6 +198,16 @@ def test_a_blank_of_any_type_is_not_attempted_and_not_journaled(careful, answer)
     assert exercises.NOT_ATTEMPTED in verdict.message and not verdict.attempted
     assert "stuck?" not in verdict.message and "Ellipsis" not in verdict.message
     assert journal.load() == []  # a blank answer is not an attempt
+
+
+def test_none_is_a_wrong_answer_that_says_where_none_comes_from(careful):
+    """A function that prints instead of returning hands in None: an attempt, told so."""
+    for _ in range(2):
+        verdict = exercises.check("99.square", None)
+        assert verdict.attempted and not verdict.passed
+        assert "prints its result instead of returning" in verdict.message
+        assert verdict.message.count("stuck?") == 1
+    assert [e.passed for e in journal.load()] == [False, False]
 
 
 def test_not_attempted_names_the_blank_parts():
