@@ -178,3 +178,18 @@ def test_a_view_through_detach_is_seen_on_the_emulated_device():
     weight = torch.zeros(5, 1).to(emps.DEVICE)
     assert exercises._same_memory(weight.detach().T.contiguous(), weight)  # no _base behind it
     assert not exercises._same_memory(weight.T.clone(memory_format=torch.contiguous_format), weight)
+
+
+def test_an_answer_that_raises_is_told_on_which_model():
+    def state_suspects(model, optimizer):  # looks up Adam's keys, which SGD's state does not have
+        return [
+            (name, key)
+            for name, p in model.named_parameters()
+            if p in optimizer.state
+            for key in ("exp_avg", "exp_avg_sq")
+            if not optimizer.state[p][key].is_contiguous()
+        ]
+
+    message = check("09.state_suspects", state_suspects).message
+    assert "for SGD with momentum" in message and "raised KeyError" in message
+    assert "instead of expecting Adam's" in message
