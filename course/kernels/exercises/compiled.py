@@ -629,7 +629,26 @@ class TileCase:
         if any(s not in cell_of for written in slots for s in written):
             return failed(f"{self.where} your function wrote outside out's elements")
         cells = [[cell_of[s] for s in written] for written in slots]
-        return self._coverage(cells) or self._values(before, expected) or self._tiling(cells)
+        return (
+            self._twice_in_a_row(cells, [w.op for w in mine])
+            or self._coverage(cells)
+            or self._values(before, expected)
+            or self._tiling(cells)
+        )
+
+    def _twice_in_a_row(self, cells: list[list[tuple[int, int]]], ops: list[str]) -> Verdict | None:
+        """Two ops in turn on one block (addcmul_, then mul_ by value): each element is updated
+        twice, and that is no overlap of tiles."""
+        for i in range(len(cells) - 1):
+            if cells[i] and sorted(cells[i]) == sorted(cells[i + 1]):
+                return failed(
+                    f"{self.where} each block is written by {ops[i]} and then {ops[i + 1]}, so "
+                    "every element is updated twice: out += value * t1 * t2 is one op per "
+                    "block, out[block].addcmul_(t1[block], t2[block], value=value)",
+                    f"{ops[i]}, then {ops[i + 1]}",
+                    "one addcmul_ per block",
+                )
+        return None
 
     def _never_written(self, returned, before: torch.Tensor, log: WriteLog) -> Verdict:
         if not torch.equal(self.out, before):
@@ -711,6 +730,12 @@ class TileCase:
     def _values(self, before: torch.Tensor, expected: torch.Tensor) -> Verdict | None:
         if torch.allclose(self.out, expected, atol=1e-5):
             return None
+        if torch.allclose(self.out, expected - before, atol=1e-5):
+            return failed(
+                f"{self.where} your loop replaced out's blocks with value * t1 * t2 instead of "
+                "adding it to what they held (copy_ or = where addcmul_ belongs): the update is "
+                "out += value * t1 * t2",
+            )
         product, added = (self.t1 * self.t2).flatten(), (self.out - before).flatten()
         used = float(added @ product / (product @ product))
         if abs(used - self.value) > 1e-3 and torch.allclose(added, used * product, atol=1e-4):
@@ -720,8 +745,8 @@ class TileCase:
                 f"value {self.value}",
             )
         return failed(
-            f"{self.where} some elements got wrong values: does each block of out get the same "
-            "block of t1 and of t2 (the same slices for all three)?",
+            f"{self.where} some elements got wrong values: each block of out gets value * t1 * t2 "
+            "added, from the same block of t1 and of t2 (the same slices for all three)",
             "",
             "torch's addcmul_",
         )
@@ -880,6 +905,18 @@ def _every_tile(rows, cols, tile):
     ]
 
 
+def _tiles_doing(update):
+    """A tiled loop over every tile whose update of one block, update(out_block, t1_block,
+    t2_block, value), is not out += value * t1 * t2."""
+
+    def tiled_addcmul_(out, t1, t2, value, tile):
+        for block in _every_tile(*out.shape, tile):
+            update(out[block], t1[block], t2[block], value)
+        return out
+
+    return tiled_addcmul_
+
+
 def _first_block_of_t2(block, tile):  # t2's first tile, cut to the block's size
     rows, cols = (s.stop - s.start for s in block)
     return (slice(0, rows), slice(0, cols))
@@ -934,6 +971,9 @@ register(
             lambda: _tiles_by(_every_tile, second=_first_block_of_t2),
             _chained_slices,
             _through_numpy,
+            lambda: _tiles_doing(lambda out, a, b, value: out.copy_(value * a * b)),
+            lambda: _tiles_doing(lambda out, a, b, value: out.addcmul_(a, b).mul_(value)),
+            lambda: _tiles_doing(lambda out, a, b, value: out.add_(a * b + value)),
         ),
     )
 )

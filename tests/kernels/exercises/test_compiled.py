@@ -58,6 +58,9 @@ CAUSES = {
         "the same block of t1 and of t2",  # t2's first tile every time
         "slices the rows twice",  # out[r0:r1][c0:c1]
         "through no torch op",  # written through numpy
+        "instead of adding it to what they held",  # out[block].copy_(value * t1 * t2)
+        "and then mul_",  # addcmul_ without value, then the block scaled by value
+        "gets value * t1 * t2 added",  # value added, not multiplied
     ),
 }
 KERNEL_CAUSES = {
