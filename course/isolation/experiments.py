@@ -33,20 +33,68 @@ MAX_BENCH_BATCH = 4096  # one experiment's batch: the course's whole dataset at 
 Update = torch.optim.Optimizer | Callable[[list[torch.nn.Parameter]], object]
 
 
+Settings = tuple[tuple[str, object], ...]  # an optimizer's hyperparameters, by name
+# Settings that choose a code path, not a number: None is the default path, which on a bench's
+# devices (the CPU, the emulated one) is the single-tensor loop, as with False.
+PATH_SETTINGS = frozenset({"foreach", "fused", "capturable", "differentiable"})
+
+
 @dataclass(frozen=True)
 class StepRecord:
     """One step taken on a bench's parameters: by what, with which settings, and where.
 
     `optimizer` numbers optimizer objects in the order they first stepped (None for a step
     function), so a log shows whether several steps came from one optimizer or from fresh ones.
+    `settings` holds, per parameter group with one of the bench's parameters, every
+    hyperparameter of the optimizer (eps, weight_decay, amsgrad, maximize, momentum, ... not
+    only lr and betas): any of them changes the numbers, so a checker compares them all.
     `active` says whether the bench was active (its profile in force) during the step.
     """
 
     update: str
     optimizer: int | None = None
-    lr: float | None = None
-    betas: tuple[float, ...] | None = None
+    settings: tuple[Settings, ...] = ()
     active: bool = True
+
+    @property
+    def lr(self) -> float | None:
+        """The learning rate of the first group (None for a step function)."""
+        return dict(self.settings[0]).get("lr") if self.settings else None
+
+    @property
+    def betas(self) -> tuple[float, ...] | None:
+        """The betas of the first group (None for a step function or an optimizer without)."""
+        return dict(self.settings[0]).get("betas") if self.settings else None
+
+
+def settings_of(optimizer: torch.optim.Optimizer, group: dict) -> Settings:
+    """A group's hyperparameters (the optimizer's `defaults` names), as comparable values."""
+    return tuple((name, _plain(name, group.get(name))) for name in sorted(optimizer.defaults))
+
+
+def _plain(name: str, value: object) -> object:
+    if name in PATH_SETTINGS:
+        return bool(value)
+    if isinstance(value, torch.Tensor):
+        return value.item()
+    if isinstance(value, (tuple, list)):
+        return tuple(_plain(name, v) for v in value)
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return float(value)
+    return value
+
+
+def update_settings(update: Update) -> Settings | None:
+    """The settings of the optimizer an update makes (None for a step function).
+
+    Why a stand-in parameter: a checker learns what an optimizer factory asks for without
+    stepping anything, so it can compare an experiment's log with the update it was handed."""
+    made = update if isinstance(update, torch.optim.Optimizer) else None
+    if made is None and callable(update):
+        made = update([torch.nn.Parameter(torch.zeros(1))])
+    if not isinstance(made, torch.optim.Optimizer):
+        return None
+    return settings_of(made, made.param_groups[0])
 
 
 @dataclass(eq=False)  # compared by identity: benches are kept in a WeakSet
@@ -60,7 +108,7 @@ class Bench:
     """
 
     model: TopKSAE
-    profile: str
+    profile: str | emps.Profile  # a listed profile's name, or a made-up Profile itself
     device: str
     batch_size: int
     seed: int
@@ -167,24 +215,18 @@ def _watch_optimizers() -> None:
 
 
 def _log_step(optimizer: torch.optim.Optimizer, args: tuple, kwargs: dict) -> None:
-    stepped = {id(p) for group in optimizer.param_groups for p in group["params"]}
     for bench in list(_BENCHES):
-        if stepped & {id(p) for p in bench.model.parameters()}:
-            bench.steps.append(_record(optimizer, bench.active))
+        mine = {id(p) for p in bench.model.parameters()}
+        groups = [g for g in optimizer.param_groups if mine & {id(p) for p in g["params"]}]
+        if groups:
+            bench.steps.append(_record(optimizer, groups, bench.active))
 
 
-def _record(optimizer: torch.optim.Optimizer, active: bool) -> StepRecord:
+def _record(optimizer: torch.optim.Optimizer, groups: list[dict], active: bool) -> StepRecord:
     if optimizer not in _SERIALS:
         _SERIALS[optimizer] = next(_NEXT_SERIAL)
-    group = optimizer.param_groups[0]
-    betas = group.get("betas")
-    return StepRecord(
-        type(optimizer).__name__,
-        _SERIALS[optimizer],
-        float(group["lr"]) if "lr" in group else None,
-        tuple(float(b) for b in betas) if betas is not None else None,
-        active,
-    )
+    settings = tuple(settings_of(optimizer, group) for group in groups)
+    return StepRecord(type(optimizer).__name__, _SERIALS[optimizer], settings, active)
 
 
 def bench(
@@ -202,9 +244,12 @@ def bench(
     """A fresh story model (same init as the training runs) ready for one experiment.
 
     The defaults are the story's: the 2.2.1 profile, the emulated device, the transposed init.
+    `profile` is a listed profile or a made-up one (`emps.TORCH_2_2_1.with_broken(...)`).
     A dtype the device cannot hold is refused by the device itself, as the real one does.
     """
-    profile = emps.get_profile(profile).name  # a CourseError listing the profiles if unknown
+    chosen = emps.get_profile(profile)  # a CourseError listing the profiles if unknown
+    # a listed profile by its name; a made-up one (Profile.with_broken) as itself
+    profile = chosen.name if emps.PROFILES.get(chosen.name) is chosen else chosen
     require_device(device)
     require_choice("dtype", dtype, DTYPES)
     require_int("batch_size", batch_size, 1, MAX_BENCH_BATCH)

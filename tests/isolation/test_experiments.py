@@ -145,3 +145,31 @@ def test_initial_keeps_the_values_the_bench_was_built_with():
     bench.step(experiments.sgd(lr=0.1))
     assert torch.equal(bench.initial[ENCODER], built)
     assert not torch.equal(bench.snapshot()[ENCODER], built)
+
+
+def test_the_log_keeps_every_setting_of_each_group_with_a_bench_parameter():
+    bench = experiments.bench(device="cpu", **SMALL)
+    bench.backward()
+    encoder = bench.parameter(ENCODER)
+    others = [p for p in bench.model.parameters() if p is not encoder]
+    groups = [{"params": [encoder], "eps": 1e-3}, {"params": others, "amsgrad": True}]
+    bench.step(lambda params: torch.optim.Adam(groups, lr=1e-3))
+    (record,) = bench.steps
+    first, second = (dict(settings) for settings in record.settings)
+    assert (first["eps"], first["amsgrad"], second["eps"], second["amsgrad"]) == (
+        1e-3,
+        False,
+        1e-8,
+        True,
+    )
+    assert record.lr == 1e-3 and record.betas == (0.9, 0.999)
+    assert experiments.update_settings(partial(lambda params, lr: None, lr=0.1)) is None
+
+
+def test_a_made_up_profile_is_kept_as_itself():
+    made_up = emps.TORCH_2_2_1.with_broken({"addcmul"})
+    bench = experiments.bench(made_up, **SMALL)
+    assert bench.profile is made_up
+    with bench:
+        assert emps.current_profile() is made_up
+    assert experiments.bench("macos15", **SMALL).profile == "macos15"

@@ -23,7 +23,9 @@ from course.exercises import (
 from course.isolation import experiments
 from course.isolation.exercises.common import (
     LATER,
+    MADE_UP,
     SMALL,
+    STORY_ADAM,
     Variant,
     require_bool,
     same_answer,
@@ -31,8 +33,9 @@ from course.isolation.exercises.common import (
     stepped_outside,
     unprepared_step,
     watch_backward,
+    wrong_setting,
 )
-from course.isolation.experiments import DECODER, ENCODER, Bench, bench
+from course.isolation.experiments import DECODER, ENCODER, Bench, bench, update_settings
 
 # ---- 02.adam_state ---------------------------------------------------------------------------
 
@@ -142,7 +145,9 @@ def _adam_log(b: Bench, calls: list[int], variant: Variant) -> Verdict | None:
             settings,
             (variant.lr, variant.betas),
         )
-    return verdict
+    return verdict or wrong_setting(
+        b, STORY_ADAM, variant.what, "the story's Adam, experiments.adam(lr=1e-3),"
+    )
 
 
 def _check_adam_state(fn: Callable) -> Verdict:
@@ -302,6 +307,18 @@ register(
             _state_after_sgd_and_adam,
             lambda: _adam_state_reading(lambda t: t.abs().sum()),
             _smallest_exp_avg_sq,
+            lambda: _adam_state_reading(
+                lambda t: t.abs().max(), update=experiments.adam(1e-3, eps=1e-3)
+            ),
+            lambda: _adam_state_reading(
+                lambda t: t.abs().max(), update=experiments.adam(1e-3, weight_decay=0.1)
+            ),
+            lambda: _adam_state_reading(
+                lambda t: t.abs().max(), update=experiments.adam(1e-3, amsgrad=True)
+            ),
+            lambda: _adam_state_reading(
+                lambda t: t.abs().max(), update=experiments.adam(1e-3, maximize=True)
+            ),
         ),
     )
 )
@@ -354,6 +371,22 @@ HERRING_VARIANTS = (
         {"init": "contiguous", **SMALL},
         betas=(0.8, 0.0),
         steps=3,
+    ),
+    Variant(
+        f"{MADE_UP.label} (betas (0.9, 0.999), 2 steps)",
+        "here Adam's state says one thing and the weights another: 'frozen' is read from "
+        "encoder.weight's snapshots, not from a proxy such as exp_avg_sq or the loss",
+        {"profile": MADE_UP, "seed": 2, **SMALL},
+        steps=2,
+    ),
+    Variant(
+        "the CPU, one sample that keeps a single feature (k = 1), its first 48 inputs zero "
+        "(betas (0.9, 0.999), 1 step)",
+        "one feature and 16 inputs: 16 of the encoder's 16,384 elements move, in one row "
+        "(an odd one) and the last columns. Compare every element, not every other row, the "
+        "first rows or the first columns",
+        {"device": "cpu", "batch_size": 1, "seed": 5, **SMALL, "k": 1},
+        zero_columns=48,
     ),
 )
 
@@ -429,7 +462,8 @@ def _herring_settings(b: Bench, calls: list[int], adam: list, variant: Variant) 
             wrong_lr[0],
             variant.lr,
         )
-    return None
+    want = update_settings(experiments.adam(lr=variant.lr, betas=variant.betas))
+    return wrong_setting(b, want, variant.what, "the Adam asked for (lr 1e-3, the betas given)")
 
 
 def _check_frozen_after(fn: Callable) -> Verdict:
@@ -539,6 +573,21 @@ def _snapshot_after_the_first_step():
     return frozen_after
 
 
+def _state_says_frozen(*, also_equal: bool):
+    """Frozen read from Adam's state (exp_avg_sq all 0), alone or as a second way to say so."""
+
+    def frozen_after(bench, betas, steps):
+        before = bench.snapshot()[ENCODER]
+        optimizer = experiments.adam(lr=1e-3, betas=betas)
+        for _ in range(steps):
+            bench.backward()
+            optimizer = bench.step(optimizer)
+        still = not optimizer.state[bench.parameter(ENCODER)]["exp_avg_sq"].any().item()
+        return still or (also_equal and torch.equal(before, bench.snapshot()[ENCODER]))
+
+    return frozen_after
+
+
 register(
     Exercise(
         name="02.frozen_after",
@@ -569,6 +618,13 @@ register(
             lambda: _herring(compare=lambda a, b: bool(a.sum() == b.sum())),
             lambda: _herring(compare=lambda a, b: bool((a - b).abs().max() < 1e-6)),
             lambda: lambda bench, betas, steps: _herring()(bench, betas, steps - 1),
+            lambda: _herring(make=functools.partial(experiments.adam, amsgrad=True)),
+            lambda: _herring(make=functools.partial(experiments.adam, maximize=True)),
+            lambda: _herring(make=functools.partial(experiments.adam, weight_decay=0.01)),
+            lambda: _herring(compare=lambda a, b: torch.equal(a[::2], b[::2])),
+            lambda: _herring(compare=lambda a, b: torch.equal(a[:, :8], b[:, :8])),
+            lambda: _state_says_frozen(also_equal=False),
+            lambda: _state_says_frozen(also_equal=True),
         ),
     )
 )

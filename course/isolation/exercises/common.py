@@ -8,17 +8,28 @@ what makes a conclusion wrong.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from course import emps
 from course.exercises import Verdict, failed
 from course.isolation import experiments
-from course.isolation.experiments import Bench, Update, bench
+from course.isolation.experiments import Bench, Settings, Update, bench, update_settings
 
 LATER = emps.FIXED_MACOS14  # a profile without the story's bug, for hidden benches
+# A device that never shipped: the story's profile with one more of Adam's writes kept, so
+# Adam's state (exp_avg_sq stays 0) says "frozen" while the weights move. A hidden bench where
+# a proxy and the weights disagree; its label names no kernel (notebook 03 finds them).
+MADE_UP = dataclasses.replace(
+    emps.TORCH_2_2_1.with_broken({"addcmul"}),
+    name="made-up",
+    label="a made-up device profile",
+    description="a device that never shipped, for a hidden bench",
+)
 SMALL = {"d_model": 64, "n_features": 256, "k": 8}  # other sizes, and quicker to run
 STORY_BETAS = (0.9, 0.999)  # torch.optim.Adam's default, the story's
+STORY_ADAM = update_settings(experiments.adam())  # every hyperparameter of the story's Adam
 
 
 @dataclass(frozen=True)
@@ -28,7 +39,9 @@ class Variant:
     `update` makes what the learner's function is handed, from the learning rate;
     `optimizer` is the class name of the optimizer it makes (None: a step function);
     `data_scale` multiplies the bench's samples: tiny inputs give gradients far below Adam's
-    eps, whose steps then move an element by a float32 step or a few, not by lr."""
+    eps, whose steps then move an element by a float32 step or a few, not by lr.
+    `zero_columns` zeroes each sample's first inputs: the encoder's first columns then get no
+    gradient in a first step, and only the other columns move."""
 
     what: str
     why: str
@@ -39,12 +52,15 @@ class Variant:
     betas: tuple[float, float] = STORY_BETAS
     steps: int = 1
     data_scale: float = 1.0
+    zero_columns: int = 0
 
     def bench(self) -> Bench:
         """A fresh bench for this variant (each experiment gets its own)."""
         made = bench(**self.settings)
-        if self.data_scale != 1.0:  # bench() has no such argument: its samples, scaled here
-            made._data = made._data * self.data_scale
+        if self.data_scale != 1.0 or self.zero_columns:  # bench() has no such arguments
+            data = made._data * self.data_scale  # a new tensor: the cached dataset stays
+            data[:, : self.zero_columns] = 0.0
+            made._data = data
         return made
 
     def make_update(self) -> Update:
@@ -82,16 +98,45 @@ def bench_label(bench: Bench) -> str:
 
 
 def stepped_other(bench: Bench, variant: Variant) -> Verdict | None:
-    """An experiment that stepped another optimizer than the `update` it was given."""
+    """An experiment that stepped another optimizer than the `update` it was given, or the
+    same optimizer with other settings."""
     used = sorted({r.update for r in bench.steps if r.optimizer is not None})
-    if not used or used == [variant.optimizer]:
+    if not used:
         return None
+    if used == [variant.optimizer]:
+        want = update_settings(variant.make_update())
+        return wrong_setting(bench, want, variant.what, "the `update` it was given")
     given = variant.optimizer or "a step function (your manual SGD)"
     return failed(
         f"on {variant.what} your function stepped {', '.join(used)}, but the update it was "
         f"given was {given}: take the step with `update` (bench.step(update)), or the "
         "experiment tests your favourite optimizer, not the one asked about"
     )
+
+
+def wrong_setting(bench: Bench, want: Settings | None, what: str, asked: str) -> Verdict | None:
+    """The first hyperparameter of a logged step that differs from `want` (the optimizer asked
+    for, `asked` in words), with its name: eps, weight_decay, amsgrad, maximize, momentum...
+
+    Why every one and not only lr and betas: each changes the numbers (or, foreach and fused,
+    the code path that computes them), so a run with another is another experiment."""
+    wanted = dict(want or ())
+    for record in bench.steps:
+        for group in record.settings:
+            got = dict(group)
+            differ = sorted(n for n in got.keys() | wanted.keys() if got.get(n) != wanted.get(n))
+            if want is not None and differ:
+                name = differ[0]
+                return failed(
+                    f"on {what} your {record.update} ran with {name} = {got.get(name)!r}, and "
+                    f"{asked} has {name} = {wanted.get(name)!r}: every setting of the optimizer "
+                    "(eps, weight_decay, amsgrad, maximize, foreach, ... not only lr and betas) "
+                    "changes the numbers or the code that computes them, so another one is a "
+                    "second variable. Keep every setting you were not asked to change",
+                    f"{name} = {got.get(name)!r}",
+                    f"{name} = {wanted.get(name)!r}",
+                )
+    return None
 
 
 def watch_backward(bench: Bench) -> list[int]:

@@ -27,9 +27,11 @@ from course.isolation import experiments
 from course.isolation.exercises.common import (
     LATER,
     SMALL,
+    STORY_ADAM,
     STORY_BETAS,
     bench_label,
     stepped_outside,
+    wrong_setting,
 )
 from course.isolation.exercises.stepping import reference_encoder_moves
 from course.isolation.experiments import ENCODER, Bench, bench
@@ -197,7 +199,7 @@ def _ran_adam(b: Bench, control: Control) -> Verdict | None:
             f"your Adam ran with (lr, betas) {sorted(settings)[0]}: a second variable. "
             "Keep the story's: experiments.adam() (lr 1e-3, betas (0.9, 0.999))"
         )
-    return None
+    return wrong_setting(b, STORY_ADAM, control.what, "the story's Adam, experiments.adam(),")
 
 
 def _had_gradients(b: Bench, control: Control) -> Verdict | None:
@@ -372,6 +374,7 @@ _register_control(
         _run_with(_grads_cleared, **F64),
         _run_on(ADAM, k=16, **F64),
         _run_with(_run_then_double, device="cpu"),
+        _run_on(experiments.adam(weight_decay=0.01), **F64),
     ),
 )
 _register_control(
@@ -393,6 +396,8 @@ _register_control(
         _run_with(_grads_cleared, device="cpu"),
         _run_on(ADAM, k=16, device="cpu"),
         _run_with(_step_then_backward, device="cpu"),
+        _run_on(experiments.adam(eps=1e-3), device="cpu"),
+        _run_on(experiments.adam(maximize=True), device="cpu"),
     ),
 )
 _register_control(
@@ -414,6 +419,7 @@ _register_control(
         _run_on(ADAM, k=16, init="contiguous"),
         _run_on(ADAM, init="contiguous", batch_size=64),
         _run_with(_decoder_transposed_too, init="contiguous"),
+        _run_on(experiments.adam(amsgrad=True), init="contiguous"),
     ),
 )
 
@@ -473,6 +479,19 @@ def _metadata_pairs() -> list[tuple[str, torch.Tensor, torch.Tensor, str]]:
             row.as_strided((1, 4), (1, 1)),
             "a dimension of size 1 never uses its stride: other "
             "strides, yet both contiguous, so ask is_contiguous() on its own",
+        ),
+        (
+            "a tensor and its first three rows",
+            x,
+            x[:3],
+            "only the first dimension differs: compare the whole shape, not one size of it",
+        ),
+        (
+            "a tensor and its first three columns",
+            x,
+            x[:, :3],
+            "the same strides, (4, 1), yet the view skips the last element of every row: "
+            "the last stride 1 does not make a tensor contiguous, so ask is_contiguous()",
         ),
     ]
 
@@ -591,6 +610,12 @@ register(
             lambda: _differences_by(shape=lambda t: sorted(t.shape)),
             lambda: lambda a, b: {"stride", "is_contiguous"},  # the encoder's, printed above
             lambda: _differences_by(device=lambda t: t.cpu().device),
+            lambda: _differences_by(is_contiguous=lambda t: t.stride()[-1] == 1),
+            lambda: _differences_by(shape=len),
+            lambda: _differences_by(shape=lambda t: t.shape[-1]),
+            lambda: _differences_by(
+                is_contiguous=lambda t: list(t.stride()) == sorted(t.stride(), reverse=True)
+            ),
         ),
     )
 )

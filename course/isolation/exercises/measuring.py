@@ -65,8 +65,12 @@ def _did_not_move_pairs() -> list[Pair]:
     small[5, 3] = 3.9e-3  # just below 2**-8, where a float32 step is 6e-8 of the value
     ulp = torch.nextafter(small[5, 3], torch.tensor(float("inf"))).item()
     large = torch.randn(1536, 384, generator=gen)  # the story's encoder size
-    nan = w.clone()
+    zeroed = w.clone()
+    zeroed[5] = 0.0  # a row of zeros overwritten with NaN: nan_to_num gives the zeros back
+    nan = zeroed.clone()
     nan[5] = float("nan")
+    fine = w.double() * 1e-3  # a float64 tensor (the float64 run's): its step is 1e-16 relative
+    next_up = torch.nextafter(fine[2, 1], torch.tensor(float("inf"), dtype=torch.float64))
     return [
         Pair(
             "an identical copy",
@@ -128,12 +132,12 @@ def _did_not_move_pairs() -> list[Pair]:
             "|values| (abs) are the same, the values are not: compare the values themselves",
         ),
         Pair(
-            "the last row overwritten with NaN",
-            w,
+            "a last row of zeros overwritten with NaN",
+            zeroed,
             nan,
             False,
             "NaN compares false with everything, so a test for 'a difference > 0' reads NaN "
-            "garbage as unchanged",
+            "garbage as unchanged, and nan_to_num turns it back into the zeros it replaced",
         ),
         Pair(
             "one element moved to the next float32 value",
@@ -158,11 +162,19 @@ def _did_not_move_pairs() -> list[Pair]:
             "either side may live on the device (a parameter before the step, say): bring "
             "both to the CPU",
         ),
+        Pair(
+            "one element of a float64 tensor moved to the next float64 value",
+            fine,
+            _changed(fine, (2, 1), next_up.item()),
+            False,
+            "a float64 tensor (the float64 run's encoder is one) moves by 1e-16 of a value: "
+            "a tolerance, however small, or a cast to float32 hides that; compare exactly",
+        ),
     ]
 
 
 def _bits(t: torch.Tensor) -> torch.Tensor:
-    """A tensor's float32 bit patterns on the CPU: NaN equals itself here, as memory does."""
+    """A tensor's bit patterns (int32 words) on the CPU: NaN equals itself here, as memory does."""
     return t.detach().cpu().contiguous().view(torch.int32).clone()
 
 
@@ -239,6 +251,17 @@ register(
             lambda: lambda before, after: torch.equal(before, after.cpu()),
             lambda: lambda before, after: True,
             lambda: lambda before, after: bool((before.cpu().sub_(after.cpu()) == 0).all()),
+            lambda: (
+                lambda before, after: bool(
+                    torch.isclose(before.cpu(), after.cpu(), rtol=1e-9, atol=0).all()
+                )
+            ),
+            lambda: (
+                lambda before, after: torch.equal(
+                    before.cpu().nan_to_num(), after.cpu().nan_to_num()
+                )
+            ),
+            lambda: lambda before, after: torch.equal(before.cpu().float(), after.cpu().float()),
         ),
     )
 )
@@ -324,6 +347,19 @@ ZERO_MISTAKES = (  # the first that matches is named: the subnormal one before N
     (
         lambda g: (g[0] == 0).float().mean(),
         "that is the first row's zero fraction: count the zeros among every element",
+    ),
+    (
+        lambda g: (g.half() == 0).float().mean(),
+        "that counts values too small for float16 as zeros: compare the gradient itself, "
+        "in its own dtype, with 0",
+    ),
+    (
+        lambda g: (g <= 0).float().mean(),
+        "that counts the negative values too: exactly zero is == 0",
+    ),
+    (
+        lambda g: (g == 0).any(dim=1).float().mean(),
+        "that is the fraction of rows with a zero in them: count the elements",
     ),
 )
 
@@ -424,6 +460,9 @@ register(
             lambda: lambda g: (g.abs().min().item(), (g == 0).float().mean().item()),
             lambda: lambda g: ((g == 0).float().mean().item(), g.abs().max().item()),
             lambda: lambda g: (g.abs().max().item(), (g[0] == 0).float().mean().item()),
+            lambda: lambda g: (g.abs().max().item(), (g.half() == 0).float().mean().item()),
+            lambda: lambda g: (g.abs().max().item(), (g <= 0).float().mean().item()),
+            lambda: lambda g: (g.abs().max().item(), (g == 0).any(1).float().mean().item()),
         ),
     )
 )

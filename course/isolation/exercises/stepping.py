@@ -27,6 +27,7 @@ from course.exercises import (
 from course.isolation import experiments
 from course.isolation.exercises.common import (
     LATER,
+    MADE_UP,
     SMALL,
     Variant,
     require_bool,
@@ -470,6 +471,21 @@ MOVES_VARIANTS = (
         "the same values stored contiguously: whether this moves is a fact about the device",
         {"init": "contiguous", **SMALL},
     ),
+    Variant(
+        f"{MADE_UP.label}, with Adam",
+        "here Adam's state and the weights disagree: whether the encoder moved is read from "
+        "its snapshots, not from a proxy such as exp_avg_sq, the loss or the optimizer's kind",
+        {"profile": MADE_UP, "seed": 2, **SMALL},
+    ),
+    Variant(
+        "a later profile, one sample that keeps a single feature (k = 1), its first 48 "
+        "inputs zero, with Adam",
+        "one feature and 16 inputs: 16 of the encoder's 16,384 elements move, in one row (an "
+        "odd one) and the last columns. Compare every element, not every other row, the first "
+        "rows or the first columns",
+        {"profile": LATER, "batch_size": 1, "seed": 1, **SMALL, "k": 1},
+        zero_columns=48,
+    ),
 )
 
 
@@ -671,6 +687,32 @@ def _cpu_alias():
     return encoder_moves
 
 
+def _by_adam_state():
+    def encoder_moves(bench, update):  # exp_avg_sq all 0 taken for "frozen"; SGD always moves
+        bench.backward()
+        optimizer = bench.step(update)
+        if not isinstance(optimizer, torch.optim.Adam):
+            return True
+        return optimizer.state[bench.parameter(ENCODER)]["exp_avg_sq"].any().item()
+
+    return encoder_moves
+
+
+def _own_adam():
+    def encoder_moves(bench, update):  # the story's Adam whenever `update` makes an Adam
+        bench.backward()
+        before = bench.snapshot()[ENCODER]
+        made = update(list(bench.model.parameters()))
+        if isinstance(made, torch.optim.Adam):
+            made = experiments.adam(lr=1e-3)(list(bench.model.parameters()))
+        with bench:
+            if made is not None:
+                made.step()
+        return not torch.equal(before, bench.snapshot()[ENCODER])
+
+    return encoder_moves
+
+
 register(
     Exercise(
         name="02.encoder_moves",
@@ -699,6 +741,10 @@ register(
             lambda: _encoder_moves_comparing(lambda a, b: bool((a - b).abs().max() < 1e-6)),
             lambda: _encoder_moves_comparing(lambda a, b: torch.equal(a.half(), b.half())),
             lambda: _encoder_moves_comparing(lambda a, b: bool(a.mean() == b.mean())),
+            lambda: _encoder_moves_comparing(lambda a, b: torch.equal(a[::2], b[::2])),
+            lambda: _encoder_moves_comparing(lambda a, b: torch.equal(a[:, :8], b[:, :8])),
+            _by_adam_state,
+            _own_adam,
         ),
     )
 )

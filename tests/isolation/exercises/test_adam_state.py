@@ -26,6 +26,10 @@ CAUSES = {
         "also stepped SGD",  # an SGD step first
         "the sum of magnitudes",  # a sum
         "the smallest",  # exp_avg_sq's min
+        "eps = 0.001",  # Adam with another eps
+        "weight_decay = 0.1",  # Adam with weight decay
+        "amsgrad = True",  # AMSGrad: the same state numbers
+        "maximize = True",  # maximize: the same magnitudes
     ),
     "02.frozen_after": (
         "does not run the experiment",  # always True
@@ -45,6 +49,13 @@ CAUSES = {
         "allclose, a threshold or a sum",  # sums
         "allclose, a threshold or a sum",  # max |diff| < 1e-6
         "or is off by one",  # steps - 1
+        "amsgrad = True",  # AMSGrad
+        "maximize = True",  # maximize
+        "weight_decay = 0.01",  # weight decay
+        "not every other row",  # every other row
+        "or the first columns",  # the first columns
+        "not from a proxy such as exp_avg_sq",  # frozen read from exp_avg_sq
+        "not from a proxy such as exp_avg_sq",  # snapshots equal, or exp_avg_sq 0
     ),
 }
 
@@ -56,7 +67,7 @@ def test_each_wrong_answer_is_told_its_cause(name, index, cause):
 
 def test_the_red_herrings_change_nothing_on_the_story_profile_only():
     expected = [adam_state._expected_frozen(i) for i in range(len(adam_state.HERRING_VARIANTS))]
-    assert expected == [True, True, False, False, False, False]
+    assert expected == [True, True, False, False, False, False, False, False]
 
 
 def test_the_hidden_herrings_vary_betas_and_steps():

@@ -29,6 +29,7 @@ CAUSES = {
         "cleared before the step",  # zero_grad between backward and step
         "k = 16",  # another k
         "the steps ran in float32",  # run in float32, made float64 after
+        "weight_decay = 0.01",  # Adam with weight decay
     ),
     "02.float32_run": (
         "your bench is torch.float64",  # the float64 run again
@@ -43,6 +44,8 @@ CAUSES = {
         "cleared before the step",  # zero_grad between backward and step
         "k = 16",  # another k
         "the step ran before the backward",  # step, then backward
+        "eps = 0.001",  # Adam with another eps
+        "maximize = True",  # Adam climbing the loss
     ),
     "02.contiguous_run": (
         "still stored transposed",  # the story's bench
@@ -57,6 +60,7 @@ CAUSES = {
         "k = 16",  # another k
         "batch size 64",  # other batches
         "decoder.weight is not contiguous",  # the decoder transposed too
+        "amsgrad = True",  # AMSGrad
     ),
     "02.differences": (
         "is_contiguous, stride too",  # device, dtype and shape only
@@ -74,6 +78,10 @@ CAUSES = {
         "differ in shape too",  # shape compared sorted (a transpose reads as equal)
         "differ in shape too",  # the encoder's printed set, for every pair
         "differ in device too",  # devices compared after .cpu()
+        "the last stride 1 does not make a tensor contiguous",  # stride[-1] == 1
+        "differ in shape too",  # shape compared by len (the first size only)
+        "compare the whole shape",  # shape[-1] only
+        "is_contiguous too",  # contiguity as decreasing strides
     ),
 }
 

@@ -48,6 +48,10 @@ CAUSES = {
         "compare every element of encoder.weight exactly",  # |diff| < 1e-6
         "compare every element of encoder.weight exactly",  # compared in float16
         "compare every element of encoder.weight exactly",  # compares means
+        "not every other row",  # every other row
+        "or the first columns",  # the first columns
+        "not from a proxy such as exp_avg_sq",  # moved read from exp_avg_sq
+        "lr = 0.001, and the `update` it was given has lr = 1e-08",  # its own Adam
     ),
 }
 
