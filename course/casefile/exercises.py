@@ -653,6 +653,12 @@ def _rmsprop_channels_last() -> tuple[nn.Module, torch.optim.Optimizer]:
     return _trained(net, optimizer, _batch(2, 3, 8, 8))
 
 
+def _encoder_frozen_after_a_step() -> tuple[nn.Module, torch.optim.Optimizer]:
+    model, optimizer = _story_adam()
+    model.encoder.requires_grad_(False)  # fine-tuning the decoder alone from here
+    return model, optimizer
+
+
 def _adagrad_before_its_first_step() -> tuple[nn.Module, torch.optim.Optimizer]:
     model = TopKSAE(d_model=8, n_features=16, k=4, init="transposed")
     return model, torch.optim.Adagrad(model.parameters(), lr=1e-2)
@@ -727,6 +733,12 @@ STATE_CASES: dict[str, tuple[Callable[[], tuple], list[tuple[str, str]], str]] =
         lambda: _story_adam(amsgrad=True),
         [*ADAM_PAIRS, ("encoder.weight", "max_exp_avg_sq")],
         "amsgrad adds max_exp_avg_sq: take every tensor in the state, not a list of known keys",
+    ),
+    "the story's SAE after one Adam step, its encoder then frozen (requires_grad_(False))": (
+        _encoder_frozen_after_a_step,
+        ADAM_PAIRS,
+        "freezing keeps the state (Adam skips a parameter with no .grad, but forgets nothing), "
+        "and unfreezing it writes into the same tensors again: it counts",
     ),
     "the story's SAE with Adagrad, before its first step": (
         _adagrad_before_its_first_step,
@@ -954,6 +966,19 @@ def _parameter_or_state():
     return state_suspects
 
 
+def _trainable_only():
+    def state_suspects(model, optimizer):  # the idiom for "trainable parameters"
+        return [
+            (name, key)
+            for name, p in model.named_parameters()
+            if p.requires_grad
+            for key, value in optimizer.state[p].items()
+            if not value.is_contiguous()
+        ]
+
+    return state_suspects
+
+
 def _weights_only():
     def state_suspects(model, optimizer):  # "only weight matrices can be non-contiguous"
         names = {p: name for name, p in model.named_parameters()}
@@ -1023,6 +1048,7 @@ register(
             lambda: _named_by(lambda p: p.data_ptr()),
             _parameter_or_state,
             _weights_only,
+            _trainable_only,
         ),
     )
 )

@@ -77,6 +77,7 @@ STATE_CAUSES = (
     "one shape and one data pointer",  # names looked up by data_ptr()
     "zeros_like keeps a layout only when it is dense",  # the parameter's layout or the state's
     "or its parameter's name (this one is not called weight)",  # weights only
+    "freezing keeps the state",  # only parameters with requires_grad
 )
 
 
