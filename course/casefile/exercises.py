@@ -49,7 +49,7 @@ def _layer(cls: type[nn.Module], *args: int) -> nn.Module:
 
 # (shape, dtype, device) of the hidden decoder weights: a square one (a non-transpose of the right
 # shape), a float16 one (a copy must keep the dtype), one on the emulated device (and the device),
-# and a one-row and a one-column weight (a probe's nn.Linear(n, 1)), whose transposes are
+# and a one-row weight (a probe's nn.Linear(n, 1)) and a one-column one, whose transposes are
 # contiguous already: a copy made only when needed (contiguous()) is no copy there
 DECODERS = (
     ((4, 6), torch.float32, "cpu"),
@@ -346,7 +346,7 @@ SUSPECT_CASES: dict[str, tuple[Callable[[], nn.Module], list[str], str]] = {
         _channels_last,
         ["0.weight", "2.weight"],
         "channels_last stores a conv weight channels innermost: contiguous in that memory "
-        "format, but not contiguous, the row-major test the story's kernels made",
+        "format, but not is_contiguous(), the row-major test the story's kernels made",
     ),
     "a conv net in channels_last whose last conv is 1x1": (
         lambda: _channels_last(last_kernel=1),

@@ -52,7 +52,7 @@ SUSPECT_CAUSES = (
     "storage offset 8",  # a storage offset taken for a layout problem
     "no view, no gaps",  # views taken for the non-contiguous tensors (_base)
     "which it fills",  # tensors that do not fill their storage
-    "contiguous in that memory format, but not contiguous",  # channels_last counted as fine
+    "contiguous in that memory format, but not is_contiguous()",  # channels_last counted as fine
     "check every dtype",  # floating-point tensors only
     "suspects raised TypeError: can't convert emps:0",  # numpy's C_CONTIGUOUS flag
 )
