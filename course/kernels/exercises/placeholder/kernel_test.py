@@ -10,6 +10,7 @@ cannot see.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -33,6 +34,7 @@ class Run:
     offset: int
     values: tuple[object, ...]
     strided_buffers: bool
+    lost: bool = False  # the whole write was lost: old values, none of them torch's (set after)
 
     @classmethod
     def of(cls, call: emps.KernelCall) -> Run:
@@ -552,10 +554,24 @@ def _watched(kernel, runs: list[Run]) -> Callable[[emps.KernelCall], None]:
     """The hidden kernel, noting each run (a new function: its name tells nothing)."""
 
     def hidden_kernel(call):
-        runs.append(Run.of(call))
+        run = Run.of(call)
+        old, answer = call.output.cpu().clone(), _torch_answer(call)
         kernel(call)
+        lost = answer is not None and torch.equal(call.output.cpu(), old)
+        lost = lost and not answer.eq(old).any()
+        runs.append(dataclasses.replace(run, lost=bool(lost)))
 
     return hidden_kernel
+
+
+def _torch_answer(call: emps.KernelCall) -> torch.Tensor | None:
+    """Torch's result of an in-place addcmul_/addcdiv_ call, from its inputs before the kernel
+    runs (None for any other call)."""
+    op = placeholder_lab.ADDC_FAMILIES.get(call.family)
+    if op is None or not call.in_place or len(call.inputs) != 3 or len(call.arguments) != 1:
+        return None
+    old, t1, t2 = (t.cpu() for t in call.inputs)
+    return op(old, t1, t2, value=call.arguments[0])
 
 
 def _kernel_test_miss(hidden: HiddenKernel, got: bool, runs: list[Run]) -> str:
@@ -567,7 +583,15 @@ def _kernel_test_miss(hidden: HiddenKernel, got: bool, runs: list[Run]) -> str:
             "or the function's identity says nothing about what a kernel does: run it "
             "(placeholder_lab.run_addcmul(kernel, output)) and compare"
         )
-    return f"{where}: {hidden.needs(runs) or hidden.why}"
+    needs = hidden.needs(runs)
+    if needs is None and not got and any(r.lost for r in runs):
+        return (
+            f"{where}, yet it ran it on an output whose write it lost (every value old, none "
+            "torch's): any comparison of the values sees that. Either your test never compares the "
+            f"values ({COMPARE}), or it does not return True as soon as one output is wrong "
+            "(a flag that the next output overwrites, all() instead of any(), a vote)"
+        )
+    return f"{where}: {needs or hidden.why}"
 
 
 def _kernel_test_reference():
@@ -623,6 +647,34 @@ def _assert_close_fails(result, expected, events, output) -> bool:
 def _some_dim_sum_differs(result, expected, events, output) -> bool:
     """A learner's comparison of the sums along every dim (each row's, each column's...)."""
     return any(not torch.equal(result.sum(d), expected.sum(d)) for d in range(result.dim()))
+
+
+def _last_output_decides():
+    """A learner's loop whose flag each output overwrites: only the last output counts."""
+
+    def breaks(kernel):
+        broken = False
+        for shape, names in EVERY_LAYOUT:
+            for output in layouts(shape, names).values():
+                result, expected, _ = run_addcmul(kernel, output)
+                broken = not torch.equal(result, expected)
+        return broken
+
+    return breaks
+
+
+def _every_output_must_differ():
+    """A learner's all() where any() is meant: broken only if wrong on every output."""
+
+    def breaks(kernel):
+        wrong = [
+            not torch.equal(*run_addcmul(kernel, output)[:2])
+            for shape, names in EVERY_LAYOUT
+            for output in layouts(shape, names).values()
+        ]
+        return all(wrong)
+
+    return breaks
 
 
 def _by_name():
@@ -710,6 +762,8 @@ register(
                 broken=lambda r, e, ev, o: not torch.equal(r.double().mean(-1), e.double().mean(-1))
             ),
             lambda: _kernel_test_variant(broken=_some_dim_sum_differs),
+            _last_output_decides,
+            _every_output_must_differ,
         ),
     )
 )
