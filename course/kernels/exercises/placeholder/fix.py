@@ -100,20 +100,47 @@ def check_kernel_layouts(kernel: Callable[[emps.KernelCall], None]) -> Verdict |
     copied_on: list[str] = []  # non-contiguous outputs the kernel got right so far
     for layout, family, value, output in fix_variants():
         where = f"on {family}_ (value={value}) into {described(layout, output)}"
-        notes = KernelNotes()
+        notes, starts = KernelNotes(), []
         try:
-            result, expected, _ = run_addc(under_contract(kernel, notes), output, family, value)
+            watched = under_contract(_noting_storage_start(kernel, starts), notes)
+            result, expected, _ = run_addc(watched, output, family, value)
         except Exception as exc:
             if is_scaffold(exc):
                 return not_attempted("your kernel still raises NotImplementedError.")
             if notes.violation:
                 return failed(f"{where}: {notes.violation}", "a strided buffer", "contiguous ones")
             return failed(f"{where} your kernel raised {type(exc).__name__}: {exc}")
+        if starts and not same_bits(result, expected) and same_bits(starts[-1], expected):
+            return failed(
+                f"{where} your kernel wrote torch's result at the start of the output's storage, "
+                f"not where the output starts (offset {output.storage_offset()}): a view made "
+                "with storage offset 0 (as_strided(size, stride) with an offset of 0?) is other "
+                "tensors' memory. Copy into call.output itself",
+                "the storage's first elements",
+                "the output's own elements",
+            )
         if not same_bits(result, expected):
             return _fix_failure(notes, where, family, result, expected, output, copied_on)
         if not output.is_contiguous():
             copied_on.append(layout)
     return None
+
+
+def _noting_storage_start(kernel: Callable, starts: list[torch.Tensor]) -> Callable:
+    """`kernel`, noting what the output's storage holds from its start, laid out like the
+    output, after the kernel ran (for an output with a storage offset): where a kernel that
+    ignores the offset writes."""
+
+    def watched(call: emps.KernelCall) -> None:
+        kernel(call)
+        out = call.output
+        if out.storage_offset():
+            start = torch.empty(0, dtype=out.dtype).set_(
+                out.untyped_storage(), 0, out.shape, out.stride()
+            )
+            starts.append(start.clone())
+
+    return watched
 
 
 def _fix_failure(
@@ -353,6 +380,12 @@ def _contiguous_in_some_format(call):
     return out if kept else out.contiguous()
 
 
+def _copy_from_storage_start(call, temporary):
+    """A copy back into a view of the output's storage from its start: the offset ignored."""
+    out = call.output
+    out.as_strided(out.shape, out.stride(), 0).copy_(temporary)
+
+
 def _matrix_temporary(call):
     rows, cols = call.output.shape  # fails on anything but a matrix
     return torch.empty(rows, cols)
@@ -394,6 +427,7 @@ register(
             lambda: _fix_variant(_contiguous, lambda call, t: call.output[0].copy_(t[0])),
             lambda: _fix_variant(_contiguous, lambda call, t: call.inputs[-1].copy_(t)),
             lambda: _fix_variant(_contiguous_in_some_format),
+            lambda: _fix_variant(_contiguous, _copy_from_storage_start),
         ),
     )
 )

@@ -33,6 +33,7 @@ CAUSES = {
         "only part of the output",  # copies back the first row
         "nothing copied it into call.output",  # copies into an input instead
         "channels-last 4-d output",  # channels-last taken for contiguous: a strided buffer
+        "at the start of the output's storage",  # copies back with the storage offset ignored
     ),
 }
 
