@@ -73,6 +73,7 @@ def _state_readings(index: int) -> tuple[tuple[float, float], tuple[list, list]]
             (m.max().item(), "that is the largest signed value: take the absolute value first"),
             (m.abs().mean().item(), "that is the mean magnitude: the question is the largest"),
             (m.abs().flatten()[0].item(), "that is one element: take the largest of all"),
+            (m.norm().item(), "that is the norm (all elements together): take the largest one"),
         ],
         [
             (decoder["exp_avg_sq"].abs().max().item(), theirs),
@@ -116,6 +117,12 @@ def _adam_log(b: Bench, calls: list[int], variant: Variant) -> Verdict | None:
     adam_steps = [r for r in b.steps if r.update == "Adam"]
     others = sorted({r.update for r in b.steps if r.update != "Adam"})
     verdict = stepped_outside(b, variant.what)
+    if verdict is None and not adam_steps and others:
+        verdict = failed(
+            f"on {variant.what} your function stepped {', '.join(others)}, not Adam: the "
+            "question is the story's optimizer, torch.optim.Adam (experiments.adam(lr=1e-3)); "
+            "another optimizer keeps its own state by its own rules"
+        )
     if verdict is None and not adam_steps:
         verdict = failed(
             f"on {variant.what} your function took no Adam step on the bench: the numbers must "
@@ -308,6 +315,10 @@ register(
             lambda: _adam_state_reading(lambda t: t.abs().sum()),
             _smallest_exp_avg_sq,
             lambda: _adam_state_reading(
+                lambda t: t.abs().max(), update=lambda params: torch.optim.AdamW(params, lr=1e-3)
+            ),
+            lambda: _adam_state_reading(torch.linalg.vector_norm),
+            lambda: _adam_state_reading(
                 lambda t: t.abs().max(), update=experiments.adam(1e-3, eps=1e-3)
             ),
             lambda: _adam_state_reading(
@@ -387,6 +398,17 @@ HERRING_VARIANTS = (
         "first rows or the first columns",
         {"device": "cpu", "batch_size": 1, "seed": 5, **SMALL, "k": 1},
         zero_columns=48,
+    ),
+    Variant(
+        "the CPU, a model with one feature and two samples that point opposite ways "
+        "(betas (0.0, 0.0), 3 steps)",
+        "with beta1 = 0 a step without gradient moves nothing, and here the last step has "
+        "none: the encoder moves in the first steps only. Compare a snapshot from before the "
+        "FIRST step with one after the last, not each step on its own",
+        {"device": "cpu", "batch_size": 1, "seed": 4, "d_model": 4, "n_features": 1, "k": 1},
+        betas=(0.0, 0.0),
+        steps=3,
+        samples=((1.0, 2.0, -1.0, 0.5), (-1.0, -2.0, 1.0, -0.5)),
     ),
 )
 
@@ -588,6 +610,22 @@ def _state_says_frozen(*, also_equal: bool):
     return frozen_after
 
 
+def _each_step(*, last_only: bool):
+    """Each step compared on its own: the last one only, or frozen if any one step was."""
+
+    def frozen_after(bench, betas, steps):
+        optimizer = experiments.adam(lr=1e-3, betas=betas)
+        frozen = []
+        for _ in range(steps):
+            bench.backward()
+            before = bench.snapshot()[ENCODER]
+            optimizer = bench.step(optimizer)
+            frozen.append(torch.equal(before, bench.snapshot()[ENCODER]))
+        return frozen[-1] if last_only else any(frozen)
+
+    return frozen_after
+
+
 register(
     Exercise(
         name="02.frozen_after",
@@ -625,6 +663,8 @@ register(
             lambda: _herring(compare=lambda a, b: torch.equal(a[:, :8], b[:, :8])),
             lambda: _state_says_frozen(also_equal=False),
             lambda: _state_says_frozen(also_equal=True),
+            lambda: _each_step(last_only=True),
+            lambda: _each_step(last_only=False),
         ),
     )
 )

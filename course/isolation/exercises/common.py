@@ -12,6 +12,8 @@ import dataclasses
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+import torch
+
 from course import emps
 from course.exercises import Verdict, failed
 from course.isolation import experiments
@@ -41,7 +43,8 @@ class Variant:
     `data_scale` multiplies the bench's samples: tiny inputs give gradients far below Adam's
     eps, whose steps then move an element by a float32 step or a few, not by lr.
     `zero_columns` zeroes each sample's first inputs: the encoder's first columns then get no
-    gradient in a first step, and only the other columns move."""
+    gradient in a first step, and only the other columns move.
+    `samples`, when given, replace the bench's dataset (its batches are drawn from them)."""
 
     what: str
     why: str
@@ -53,12 +56,15 @@ class Variant:
     steps: int = 1
     data_scale: float = 1.0
     zero_columns: int = 0
+    samples: tuple[tuple[float, ...], ...] | None = None
 
     def bench(self) -> Bench:
         """A fresh bench for this variant (each experiment gets its own)."""
         made = bench(**self.settings)
-        if self.data_scale != 1.0 or self.zero_columns:  # bench() has no such arguments
-            data = made._data * self.data_scale  # a new tensor: the cached dataset stays
+        if self.samples is not None or self.data_scale != 1.0 or self.zero_columns:
+            # bench() has no such arguments; a new tensor, so the cached dataset stays
+            data = made._data if self.samples is None else torch.tensor(self.samples)
+            data = data * self.data_scale
             data[:, : self.zero_columns] = 0.0
             made._data = data
         return made
