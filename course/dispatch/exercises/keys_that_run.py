@@ -1,6 +1,6 @@
 """05.keys_that_run: which dispatch keys run a kernel for a call, in the order they run.
 
-The hidden calls vary both parameters: the op (in-place, out-of-place, a view, one autocast casts)
+The hidden calls vary both parameters: the op (in-place, out-of-place, a view, two autocast casts)
 and the tensor (CPU, requires grad, meta, the emulated device's subclass, an inference tensor),
 and the thread around the call (a dispatch mode, autocast, inference mode, no_grad), so an
 answer that fixes either parameter, or remembers the path the notebook printed, gets some call
@@ -114,6 +114,12 @@ CALLS = (
         "a CPU tensor under torch.autocast('cpu')", "addcmul_", lambda: torch.zeros(2, 3), _autocast
     ),
     Call(
+        "a CPU tensor under torch.autocast('cpu'), a loss",
+        "mse_loss",
+        lambda: torch.zeros(2, 3),
+        _autocast,
+    ),
+    Call(
         "an inference tensor inside torch.inference_mode()",
         "addcmul_",
         lambda: torch.zeros(2, 3),
@@ -159,6 +165,11 @@ def _walk(
 def _in_place(op: str) -> bool:
     """Whether an overload's name says in-place (addcmul_, mul_.Tensor)."""
     return op.split(".")[0].endswith("_")
+
+
+def _matrix_product(op: str) -> bool:
+    """Whether an overload's name is a matrix product (a rule of thumb for autocast)."""
+    return op.split(".")[0] in ("mm", "addmm", "bmm", "matmul", "linear")
 
 
 def _registered(op: str) -> dict:
@@ -222,6 +233,12 @@ MISTAKES = (
         "inference mode takes autograd's keys out of this thread, but a normal tensor (made "
         "outside the mode) still goes through ADInplaceOrView, which bumps its version counter; "
         "only an inference tensor lacks that key itself. active_keys(tensor) tells them apart",
+    ),
+    Mistake(
+        lambda op, t: [k for k in _walk(op, t) if "Autocast" not in k or _matrix_product(op)],
+        "autocast has kernels for more than matrix products: ops it runs in float32 for "
+        "accuracy (losses such as mse_loss, prod) have one too, and under autocast it runs "
+        "first. Read computed_table(op) for the op, not its name",
     ),
     Mistake(
         lambda op, t: [k for k in _walk(op, t) if "Autocast" not in k],
@@ -416,6 +433,13 @@ register(
             lambda: (
                 lambda op, tensor: [
                     k for k in _reference()(op, tensor) if k != "ADInplaceOrView" or _in_place(op)
+                ]
+            ),
+            lambda: (
+                lambda op, tensor: [
+                    k
+                    for k in _reference()(op, tensor)
+                    if "Autocast" not in k or _matrix_product(op)
                 ]
             ),
         ),
