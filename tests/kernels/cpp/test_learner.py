@@ -11,7 +11,7 @@ from course import journal
 from course.errors import CourseError
 from course.exercises import check, get
 from course.kernels.cpp import learner
-from course.kernels.exercises.compiled import REFERENCE_KERNEL
+from course.kernels.exercises.compiled.write_kernel import REFERENCE_KERNEL
 
 
 def test_the_source_must_be_a_kernel():
