@@ -178,7 +178,9 @@ def _check_adam_state(fn: Callable) -> Verdict:
             return verdict
         for i, label in enumerate(("max |exp_avg|", "max exp_avg_sq")):
             where = f"on {variant.what} ({variant.why})"
-            verdict = statistic_verdict(label, where, float(got[i]), want[i], mistakes[i])
+            verdict = statistic_verdict(
+                label, where, float(got[i]), want[i], mistakes[i], show_expected=False
+            )
             if verdict is not None:
                 return verdict
     return passed(
@@ -377,8 +379,11 @@ HERRING_VARIANTS = (
         data_scale=3e-7,
     ),
     Variant(
-        "a contiguous encoder on the story's profile (betas (0.8, 0.0), 3 steps)",
-        "the same values stored contiguously move: the answer is a fact about the bench",
+        # named as 02.encoder_moves names it: "contiguous" here would answer 02.contiguous,
+        # a prediction made later in the notebook
+        "the same values initialised another way, on the story's profile "
+        "(betas (0.8, 0.0), 3 steps)",
+        "whether these move is a fact about the bench, measured, not the story remembered",
         {"init": "contiguous", **SMALL},
         betas=(0.8, 0.0),
         steps=3,

@@ -171,15 +171,24 @@ def close(a: float, b: float) -> bool:
 
 
 def statistic_verdict(
-    label: str, where: str, mine: float, want: float, mistakes: list[tuple[float, str]]
+    label: str,
+    where: str,
+    mine: float,
+    want: float,
+    mistakes: list[tuple[float, str]],
+    show_expected: bool = True,
 ) -> Verdict | None:
-    """None when right; else what the learner's number is, when it matches a known mistake."""
+    """None when right; else what the learner's number is, when it matches a known mistake.
+
+    `show_expected=False` where the expected number is the finding the experiment is for
+    (exp_avg_sq exactly 0): the learner sees their number and its cause, not the result."""
     if close(mine, want):
         return None
+    expected = f"{want:.6g}" if show_expected else "(not shown: your experiment measures it)"
     for value, cause in mistakes:
         if not close(value, want) and close(mine, value):
-            return failed(f"{label} is wrong {where}: {cause}", f"{mine:.6g}", f"{want:.6g}")
-    return failed(f"{label} is wrong {where}", f"{mine:.6g}", f"{want:.6g}")
+            return failed(f"{label} is wrong {where}: {cause}", f"{mine:.6g}", expected)
+    return failed(f"{label} is wrong {where}", f"{mine:.6g}", expected)
 
 
 def same_answer(

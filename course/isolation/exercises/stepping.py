@@ -468,7 +468,8 @@ MOVES_VARIANTS = (
     ),
     Variant(
         "the same values initialised another way, on the story's profile, with Adam",
-        "the same values stored contiguously: whether this moves is a fact about the device",
+        # "contiguous" is not named here: that would answer 02.contiguous, predicted later
+        "whether these values move is a fact about the bench, measured, not the story remembered",
         {"init": "contiguous", **SMALL},
     ),
     Variant(
