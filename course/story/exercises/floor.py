@@ -1,7 +1,8 @@
 """01.loss_floor and 01.floor: how low the loss could go, written as a rule, then measured.
 
 The rule is run on datasets the learner never sees (other sizes, noise levels, no noise, the
-course's sizes with another noise, so a rule that assumes the noise level fails), each on a
+course's sizes with another noise, so a rule that assumes the noise level fails, and noise
+that is not centred, so the error's variance, which leaves out its mean, fails), each on a
 copy the checker compares afterwards: a function that subtracts in place is told so, since on
 data it was handed by someone else it would change what they go on to use. The
 value the text builds on ("the run stalls some two hundred times higher") is checked on the
@@ -69,6 +70,18 @@ MISTAKES: tuple[tuple[str, Callable[[SyntheticData], torch.Tensor]], ...] = (
     ),
 )
 
+# Mistakes that subtract the error's mean, as a variance does: on centred noise they agree with
+# the floor to within float32's rounding, so only the offset dataset can name them.
+_VARIANCE = (
+    "that is a variance (of the whole error, or of each dimension, summed), which subtracts the "
+    "error's mean: the loss squares the error itself, mean included. It matched the floor where "
+    "the noise averaged zero, not here"
+)
+CENTRED_MISTAKES: tuple[tuple[str, Callable[[SyntheticData], torch.Tensor]], ...] = (
+    (_VARIANCE, lambda data: _error(data).var() * data.x.shape[1]),
+    (_VARIANCE, lambda data: _error(data).var(0).sum()),
+)
+
 
 def _close(a: float, b: float) -> bool:
     """Equal up to float32 summation order (a learner may sum in another order)."""
@@ -117,7 +130,7 @@ def _rounded(got: float, want: float, places: range) -> int | None:
 
 
 def _named_mistake(got: float, want: float, data: SyntheticData) -> str | None:
-    for cause, mistake in MISTAKES:
+    for cause, mistake in MISTAKES + CENTRED_MISTAKES:
         value = mistake(data).item()
         if _close(got, value) and not _close(value, want):
             return cause
@@ -134,10 +147,21 @@ def _floor_cases() -> dict[str, SyntheticData]:
     return {COURSE_DATA: dataset(), **_other_data()}
 
 
+def _offset(data: SyntheticData, by: float) -> SyntheticData:
+    """`data` whose every sample is moved by `by` in each dimension, which no feature explains.
+
+    Noise whose mean is not zero: a perfect model still misses all of it, so the floor counts
+    the offset, while the error's variance (its spread around its mean) leaves it out."""
+    return SyntheticData(data.x + by, data.features, data.codes)
+
+
 @functools.cache
 def _other_data() -> dict[str, SyntheticData]:
     return {
         "the course's sizes with twice its noise": make_data(noise=0.02, seed=5),
+        "data whose noise is not centred (a 0.03 offset in every dimension)": _offset(
+            make_data(512, 48, 96, 4, 0.02, seed=6), 0.03
+        ),
         "data with 64 dimensions and 10x the noise": make_data(512, 64, 128, 4, 0.1, seed=2),
         "data without noise": make_data(256, 32, 64, 3, 0.0, seed=3),
         "data with 3 active features of 48 and noise 0.05": make_data(512, 96, 48, 3, 0.05, 4),
@@ -275,6 +299,8 @@ register(
             lambda: lambda data: F.mse_loss(data.codes @ data.features, data.x).item(),
             lambda: lambda data: _error(data)[:, 0].pow(2).mean().item(),  # one dimension
             _printed,
+            lambda: lambda data: (_error(data).var() * data.x.shape[1]).item(),  # noise variance
+            lambda: lambda data: _error(data).var(0).sum().item(),  # each dimension's variance
         ),
     )
 )
@@ -287,7 +313,8 @@ def _check_floor(floor: object) -> Verdict:
     if verdict is not None:
         return verdict
     want = best_possible_loss(dataset())
-    if _close(floor, want):
+    places = _rounded(floor, want, range(7)) if floor != want else None
+    if _close(floor, want) and places is None:
         return passed(
             f"the course's data cannot be fit below {want:.4f}: the noise. The run stalls "
             f"near {STALLS_NEAR:.0f}, some {STALLS_NEAR / want:.0f} times higher."
@@ -297,7 +324,7 @@ def _check_floor(floor: object) -> Verdict:
             "a loss of 0 would mean rebuilding the noise too: a perfect model rebuilds "
             "data.codes @ data.features, and misses the noise"
         )
-    elif (places := _rounded(floor, want, range(10))) is not None:
+    elif places is not None:
         cause = (
             f"that is the floor rounded to {places} decimals (as a printout shows it): keep "
             "the value your function returns, unrounded (round only when printing)"
@@ -348,6 +375,7 @@ register(
             lambda: 19.0,  # the loss of step 1, printed above
             lambda: [best_possible_loss(dataset())],
             lambda: dataset().x.shape[1] * 0.01**2,
+            lambda: round(best_possible_loss(dataset()), 5),  # within 1e-4 of it, still typed
         ),
         answer_words=("0.038", "0.0383"),
     )

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import pytest
+import torch
+import torch.nn.functional as F
 
 from course.exercises import check
 from course.model.data import make_data
@@ -31,6 +33,8 @@ CAUSES = {
         "averaged over every element",  # F.mse_loss's default mean
         "all of a sample's dimensions",  # one dimension only
         "print only shows it",  # printed, not returned
+        "subtracts the error's mean",  # var() * d_model: right only on centred noise
+        "subtracts the error's mean",  # var(0).sum(): each dimension's mean left out
     ),
     "01.floor": (
         "averaged over every element",
@@ -49,6 +53,7 @@ CAUSES = {
         "where the run stalls",  # 19.0, the loss of step 1
         "a list",
         "measure it with your function on dataset()",  # d_model * 0.01**2, assumed
+        "rounded to 5 decimals",  # 0.03835: 1e-5 from the floor, within summation order's 1e-4
     ),
 }
 
@@ -68,7 +73,7 @@ def test_the_floor_is_kept_as_it_comes_summation_order_aside():
     """Rounded to 4 decimals is what a printout shows (0.0383): typed in, it must not pass."""
     want = floor.best_possible_loss(dataset())
     assert check("01.floor", want * (1 + 1e-6)).passed
-    for places in (2, 3, 4):
+    for places in (2, 3, 4, 5, 6):
         verdict = check("01.floor", round(want, places))
         assert not verdict.passed and f"rounded to {places} decimals" in verdict.message
 
@@ -98,3 +103,36 @@ def test_the_course_data_are_what_make_data_makes():
 
 def test_the_hidden_datasets_include_one_without_noise():
     assert floor.best_possible_loss(floor._floor_cases()["data without noise"]) == 0.0
+
+
+def test_other_right_rules_pass():
+    """Sums in another order, float64, a loop, F.mse_loss rescaled: the same floor."""
+    error = floor._error
+
+    def loop(data):
+        total = 0.0
+        for x, code in zip(data.x, data.codes, strict=True):
+            total += (x - code @ data.features).pow(2).sum().item()
+        return total / len(data.x)
+
+    rules = (
+        lambda data: error(data).pow(2).mean(0).sum().item(),
+        lambda data: (
+            (data.x.double() - data.codes.double() @ data.features.double())
+            .square()
+            .sum(1)
+            .mean()
+            .item()
+        ),
+        lambda data: float(torch.linalg.vector_norm(error(data), dim=-1).pow(2).mean()),
+        lambda data: F.mse_loss(data.codes @ data.features, data.x).item() * data.x.shape[1],
+        loop,
+    )
+    assert all(check("01.loss_floor", rule).passed for rule in rules)
+
+
+def test_the_offset_data_tell_the_variance_from_the_floor():
+    """Centred noise hides a variance-based rule; the offset dataset must not."""
+    data = floor._other_data()["data whose noise is not centred (a 0.03 offset in every dimension)"]
+    variance = (floor._error(data).var() * data.x.shape[1]).item()
+    assert not floor._close(variance, floor.best_possible_loss(data))
