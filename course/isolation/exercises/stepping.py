@@ -431,10 +431,11 @@ register(
 
 MOVES_VARIANTS = (
     Variant(
-        "the story's bench with torch.optim.SGD",
+        "the story's bench with torch.optim.SGD at lr 0.01",
         "SGD updates the encoder",
         update=experiments.sgd,
         optimizer="SGD",
+        lr=1e-2,  # the update's settings vary too: an experiment must step the one given
     ),
     Variant("the story's bench with Adam", "this is the story's observation"),
     Variant(

@@ -111,3 +111,23 @@ def test_stepping_inside_with_bench_is_the_bench_stepping():
 def test_expected_moves_differ_across_benches():
     found = {stepping._expected_moves(i) for i in range(len(stepping.MOVES_VARIANTS))}
     assert found == {True, False}
+
+
+def test_an_sgd_with_its_own_learning_rate_is_named():
+    """The update handed in is the one to step, with its settings, for SGD as for Adam."""
+
+    def encoder_moves(bench, update):
+        bench.backward()
+        before = bench.snapshot()["encoder.weight"]
+        made = update(list(bench.model.parameters()))
+        if isinstance(made, torch.optim.SGD):
+            made = torch.optim.SGD(bench.model.parameters(), lr=1e-3)
+        with bench:
+            if made is not None:
+                made.step()
+        return not torch.equal(before, bench.snapshot()["encoder.weight"])
+
+    verdict = check("02.encoder_moves", encoder_moves)
+    assert "your SGD ran with lr = 0.001, and the `update` it was given has lr = 0.01" in (
+        verdict.message
+    )
