@@ -49,12 +49,15 @@ class StepRecord:
     hyperparameter of the optimizer (eps, weight_decay, amsgrad, maximize, momentum, ... not
     only lr and betas): any of them changes the numbers, so a checker compares them all.
     `active` says whether the bench was active (its profile in force) during the step.
+    `setup` holds each parameter as it was when the step ran: (name, device type, dtype,
+    contiguous), so a change made after a run cannot pass for the run's setting.
     """
 
     update: str
     optimizer: int | None = None
     settings: tuple[Settings, ...] = ()
     active: bool = True
+    setup: tuple[tuple[str, str, torch.dtype, bool], ...] = ()
 
     @property
     def lr(self) -> float | None:
@@ -189,8 +192,16 @@ class Bench:
             if isinstance(made, torch.optim.Optimizer):
                 made.step()
                 return made
-            self.steps.append(StepRecord(_function_name(update)))
+            self.steps.append(StepRecord(_function_name(update), setup=setup_of(self)))
             return None
+
+
+def setup_of(bench: Bench) -> tuple[tuple[str, str, torch.dtype, bool], ...]:
+    """Each parameter's device type, dtype and contiguity now, by name (for the step log)."""
+    return tuple(
+        (name, p.device.type, p.dtype, p.is_contiguous())
+        for name, p in bench.model.named_parameters()
+    )
 
 
 def _function_name(update: Callable) -> str:
@@ -219,14 +230,15 @@ def _log_step(optimizer: torch.optim.Optimizer, args: tuple, kwargs: dict) -> No
         mine = {id(p) for p in bench.model.parameters()}
         groups = [g for g in optimizer.param_groups if mine & {id(p) for p in g["params"]}]
         if groups:
-            bench.steps.append(_record(optimizer, groups, bench.active))
+            bench.steps.append(_record(optimizer, groups, bench))
 
 
-def _record(optimizer: torch.optim.Optimizer, groups: list[dict], active: bool) -> StepRecord:
+def _record(optimizer: torch.optim.Optimizer, groups: list[dict], bench: Bench) -> StepRecord:
     if optimizer not in _SERIALS:
         _SERIALS[optimizer] = next(_NEXT_SERIAL)
     settings = tuple(settings_of(optimizer, group) for group in groups)
-    return StepRecord(type(optimizer).__name__, _SERIALS[optimizer], settings, active)
+    name = type(optimizer).__name__
+    return StepRecord(name, _SERIALS[optimizer], settings, bench.active, setup_of(bench))
 
 
 def bench(

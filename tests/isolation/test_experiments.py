@@ -173,3 +173,13 @@ def test_a_made_up_profile_is_kept_as_itself():
     with bench:
         assert emps.current_profile() is made_up
     assert experiments.bench("macos15", **SMALL).profile == "macos15"
+
+
+def test_the_log_keeps_each_parameter_as_it_was_at_the_step():
+    bench = experiments.bench(**SMALL)
+    bench.backward()
+    bench.step(experiments.adam())
+    bench.model.to("cpu")
+    (record,) = bench.steps
+    assert record.setup[0] == (ENCODER, "emps", torch.float32, False)
+    assert all(device == "emps" for _, device, _, _ in record.setup)

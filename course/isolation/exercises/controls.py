@@ -225,18 +225,32 @@ def _had_gradients(b: Bench, control: Control) -> Verdict | None:
     )
 
 
-def _ran_in(b: Bench, control: Control) -> Verdict | None:
-    """A float64 run whose encoder holds only float32 values stepped in float32, then changed."""
-    if control.dtype != torch.float64:
-        return None
-    weight = b.parameter(ENCODER).detach()
-    if not torch.equal(weight, weight.float().double()):
-        return None
-    return failed(
-        "your bench is float64 now, but every value of its encoder is a float32 one: the "
-        "steps ran in float32 and the model became float64 after. Build the bench float64 "
-        "(experiments.bench(..., dtype=torch.float64)), then run the experiment on it."
-    )
+def _changed_after(b: Bench, control: Control) -> Verdict | None:
+    """A step that ran before the change under test: the run measured the story's setting.
+
+    The log keeps each parameter as it was at every step, so a bench changed after its run
+    (moved to the CPU, made float64 or contiguous) is told so, not taken for a controlled run."""
+    for record in b.steps:
+        for name, device, dtype, contiguous in record.setup:
+            want = (control.device, control.dtype, control.contiguous if name == ENCODER else True)
+            if (device, dtype, contiguous) == want:
+                continue
+            was = (
+                f"on {device}"
+                if device != control.device
+                else str(dtype)
+                if dtype != control.dtype
+                else "contiguous"
+                if contiguous
+                else "not contiguous (stored transposed)"
+            )
+            return failed(
+                f"your {record.update} step ran while the bench's {name} was {was}: "
+                f"{control.changed} changed only after the run, so the run measured the "
+                "story's setting. Make the change first (build the bench that way), then run "
+                "encoder_moves(your_bench, experiments.adam()) on it."
+            )
+    return None
 
 
 def _check_control(control: Control, answer: object) -> Verdict:
@@ -247,7 +261,7 @@ def _check_control(control: Control, answer: object) -> Verdict:
             type(answer).__name__,
             "Bench",
         )
-    for part in (_setting, _start, _layout, _ran_adam, _had_gradients, _ran_in):
+    for part in (_setting, _start, _layout, _ran_adam, _changed_after, _had_gradients):
         verdict = part(answer, control)
         if verdict is not None:
             return verdict
@@ -306,6 +320,18 @@ def _decoder_transposed_too(b: Bench) -> None:
 def _run_then_double(b: Bench) -> None:
     encoder_moves(b, experiments.adam())
     b.model.double()
+
+
+def _run_then_to_cpu(b: Bench) -> None:
+    encoder_moves(b, experiments.adam())
+    b.model.to("cpu")
+
+
+def _run_then_contiguous(b: Bench) -> None:
+    encoder_moves(b, experiments.adam())
+    weight = b.parameter(ENCODER)
+    with torch.no_grad(), b:
+        weight.data = weight.data.contiguous()
 
 
 # The notebook's own name for the experiment, so each reference below reads (and, printed by
@@ -398,6 +424,7 @@ _register_control(
         _run_with(_step_then_backward, device="cpu"),
         _run_on(experiments.adam(eps=1e-3), device="cpu"),
         _run_on(experiments.adam(maximize=True), device="cpu"),
+        _run_with(_run_then_to_cpu),
     ),
 )
 _register_control(
@@ -420,6 +447,7 @@ _register_control(
         _run_on(ADAM, init="contiguous", batch_size=64),
         _run_with(_decoder_transposed_too, init="contiguous"),
         _run_on(experiments.adam(amsgrad=True), init="contiguous"),
+        _run_with(_run_then_contiguous),
     ),
 )
 

@@ -28,7 +28,7 @@ CAUSES = {
         "no backward ran",  # Adam stepped without a backward
         "cleared before the step",  # zero_grad between backward and step
         "k = 16",  # another k
-        "the steps ran in float32",  # run in float32, made float64 after
+        "was torch.float32: the dtype and the device changed only after",  # made float64 after
         "weight_decay = 0.01",  # Adam with weight decay
     ),
     "02.float32_run": (
@@ -46,6 +46,7 @@ CAUSES = {
         "the step ran before the backward",  # step, then backward
         "eps = 0.001",  # Adam with another eps
         "maximize = True",  # Adam climbing the loss
+        "was on emps: the device changed only after the run",  # the story's run, then the CPU
     ),
     "02.contiguous_run": (
         "still stored transposed",  # the story's bench
@@ -61,6 +62,7 @@ CAUSES = {
         "batch size 64",  # other batches
         "decoder.weight is not contiguous",  # the decoder transposed too
         "amsgrad = True",  # AMSGrad
+        "was not contiguous (stored transposed)",  # the story's run, then made contiguous
     ),
     "02.differences": (
         "is_contiguous, stride too",  # device, dtype and shape only
