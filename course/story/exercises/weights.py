@@ -9,14 +9,18 @@ hand-made "runs" that only an exact, whole-tensor comparison notices (two values
 places, a change that keeps the sum, NaN, a value moved by 1e-38, one float32 step of the
 largest weight). Its `train` returns nothing to read, so the course's own record of what froze
 cannot stand in for the comparison, and the model it was handed must be the one that trained.
-The names the text then builds on are checked against the model they were measured on.
+The names the text then builds on are checked against the model they were measured on, and
+that model against the story's run redone by the checker (on one thread, and up to the rounding
+another thread count gives): the same names from 2 steps or another learning rate come from
+another run than the one the text builds on.
 """
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import functools
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import NoReturn
 
@@ -117,8 +121,9 @@ def _not_a_copy(values: object, param: torch.Tensor, where: str) -> Verdict | No
         )
     if isinstance(values, np.ndarray):
         return failed(
-            f"{where} is a NumPy array, not a tensor, and on the CPU .numpy() shares the "
-            "tensor's memory, so training would change it. Keep a tensor copy (.clone())",
+            f"{where} is a NumPy array, not a tensor (and on the CPU, .numpy() without .copy() "
+            "shares the tensor's memory, so training would change it). Keep a tensor copy "
+            "(.clone()): torch.equal compares it with the parameter bitwise",
             "numpy.ndarray",
             "torch.Tensor",
         )
@@ -279,6 +284,9 @@ register(
             lambda: lambda model: [(n, p.detach().clone()) for n, p in _pairs(model)],
             lambda: lambda model: {n: p.detach().cpu().clone() for n, p in _pairs(fresh_model())},
             lambda: lambda model: {n: p.detach().double() for n, p in _pairs(model)},
+            lambda: lambda model: {n: p.detach().cpu().numpy().copy() for n, p in _pairs(model)},
+            lambda: lambda model: {n: p.detach().reshape(p.shape) for n, p in _pairs(model)},
+            lambda: lambda model: {n: p.detach().flatten().clone() for n, p in _pairs(model)},
         ),
     )
 )
@@ -423,7 +431,8 @@ FROZEN_CASES = (
         _small_cpu,
         _edit(_tiny_bias),
         "a value that moved by 1e-38 has moved: any tolerance, however small, reads it as "
-        "still. Compare exactly (torch.equal)",
+        "still, and so does a squared difference (1e-38 squared rounds to 0 in float32). "
+        "Compare exactly (torch.equal)",
         subtle=True,
     ),
     Case(
@@ -516,9 +525,10 @@ def _frozen_miss(got: list[str], want: list[str], names: list[str], case: Case) 
     missing = sorted(set(want) - set(got))
     if not case.subtle and got == sorted(names):
         cause = (
-            "every parameter reads as frozen, even those that trained: the values you kept "
-            "before training changed with the model. Keep a copy (state_dict() and .detach() "
-            "share the parameters' memory)"
+            "every parameter reads as frozen, even those that trained: the values you compare "
+            "with are the trained ones. Either they were taken after train(model), or they "
+            "changed with the model (state_dict() and .detach() share the parameters' memory). "
+            "Keep a copy (.clone()) before calling train(model)"
         )
     elif want and got == sorted(set(names) - set(want)):
         cause = "those are the parameters that moved: the question is which did not"
@@ -633,6 +643,16 @@ def _on_the_cpu():
     return frozen_names
 
 
+def _snapshot_after_training():
+    def frozen_names(model, train):
+        train(model)
+        before = {n: p.detach().cpu().clone() for n, p in model.named_parameters()}  # too late
+        after = {n: p.detach().cpu().clone() for n, p in model.named_parameters()}
+        return [n for n in before if torch.equal(before[n], after[n])]
+
+    return frozen_names
+
+
 def _without_training():
     def frozen_names(model, train):
         before = {n: p.detach().cpu().clone() for n, p in model.named_parameters()}
@@ -673,6 +693,10 @@ register(
             lambda: _frozen_by(torch.equal, weights_only=True, encoder_only=True),
             lambda: _frozen_by(torch.equal, tensors=True),
             _on_the_cpu,
+            _snapshot_after_training,
+            lambda: _frozen_by(lambda a, b: (a - b).pow(2).sum().item() == 0),
+            lambda: _frozen_by(lambda a, b: torch.equal(a.half(), b.half())),
+            lambda: _frozen_by(lambda a, b: a.mean().item() == b.mean().item()),
         ),
     )
 )
@@ -710,6 +734,44 @@ def _story_model(model: TopKSAE) -> Verdict | None:
             "as it comes"
         )
     return None
+
+
+STORY_STEPS = 30  # trainer(steps=30), as 01.frozen's prompt names it
+AS_THE_RUN = 5e-3  # of what training moved each tensor: thread counts differ by ~1e-6 of it
+
+
+@contextlib.contextmanager
+def _threads(count: int) -> Iterator[None]:
+    """torch's CPU thread count set to `count` for a while: the reference run is repeatable and,
+    on a machine whose cores are shared, far quicker on one thread than on several."""
+    before = torch.get_num_threads()
+    torch.set_num_threads(count)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(before)
+
+
+@functools.cache
+def _story_end() -> dict[str, torch.Tensor]:
+    """fresh_model()'s values after trainer(steps=30): where the story's run takes them."""
+    model = fresh_model()
+    with _threads(1):
+        trainer(steps=STORY_STEPS)(model)
+    return _values(model)
+
+
+def _off_the_run(now: dict[str, torch.Tensor]) -> bool:
+    """Whether a trained tensor in `now` is not where trainer(steps=30) takes it.
+
+    Another thread count rounds each step's sums in another order, which moves the result by
+    about a millionth of what training moved it; one step more or less, or a learning rate 1%
+    off, moves it by a hundredth or more."""
+    start, end = _story_start()[0], _story_end()
+    return any(
+        (now[n] - there).norm().item() > AS_THE_RUN * (there - start[n]).norm().item()
+        for n, there in end.items()
+    )
 
 
 def _frozen_given(frozen: object, names: list[str]) -> Verdict | None:
@@ -769,6 +831,14 @@ def _check_frozen(answer: object) -> Verdict:
             "(check('01.frozen_names', frozen_names))",
             sorted(frozen),
         )
+    if _off_the_run(now):
+        return failed(
+            "your model's trained weights are not where trainer(steps=30) takes fresh_model(): "
+            "it ran another number of steps, another learning rate or batch size, or trained "
+            "again after your frozen_names (a second call, a rerun cell). Its frozen names may "
+            "match, but the text builds on the story's run as it comes: model = fresh_model(), "
+            "then frozen = frozen_names(model, trainer(steps=30)), once"
+        )
     return passed(
         f"measured on the story's run: {unchanged} bitwise unchanged after training, while "
         "the rest trained."
@@ -792,6 +862,13 @@ def _trained_on_the_cpu_and_loaded():
     model, on_cpu = fresh_model(), fresh_model(device="cpu")
     frozen = frozen_names(on_cpu, trainer(steps=2))
     model.load_state_dict(on_cpu.state_dict())  # back on emps, with the CPU run's values
+    return model, frozen
+
+
+def _trained_twice():
+    """The cell's run, then one more call of the same training (a cell run again, say)."""
+    model, frozen = _measured(fresh_model())
+    trainer(steps=2)(model)
     return model, frozen
 
 
@@ -832,6 +909,9 @@ register(
             lambda: [*_measured(fresh_model())],
             lambda: _measured(fresh_model(), _by_gradients()),
             lambda: _measured(fresh_model())[0],
+            lambda: _measured(fresh_model()),  # trainer(steps=2): the same names, another run
+            lambda: _measured(fresh_model(), lr=1e-2),  # another learning rate
+            _trained_twice,
         ),
     )
 )

@@ -3,10 +3,14 @@ exposes it, and is told why."""
 
 from __future__ import annotations
 
+import copy
+
+import numpy as np
 import pytest
 import torch
 
 from course.exercises import check
+from course.model.runs import fresh_model, trainer
 from course.story.exercises import weights
 from tests.corpus import assert_told_its_cause, corpus_cases
 
@@ -31,6 +35,9 @@ CAUSES = {
         "return a dict",  # a list of pairs
         "does not hold the parameter's values",  # a snapshot of fresh_model(), not of model
         "float64",  # .double() on emps
+        "NumPy array, not a tensor",  # .numpy().copy(): a copy, but not a tensor
+        "shares memory",  # reshape to its own shape: a view
+        "does not hold the parameter's values",  # flattened: another shape
     ),
     "01.frozen_names": (
         "close is not equal",  # torch.allclose
@@ -54,6 +61,10 @@ CAUSES = {
         "misses ['encoder.bias']",  # the encoder's weight only
         "list of parameter names",  # the parameters, not their names
         "moved the model to cpu",  # model.cpu() to take the copy
+        "taken after train(model)",  # the "before" snapshot taken after training
+        "a squared difference",  # (a - b).pow(2).sum() == 0: 1e-38 squared underflows
+        "close is not equal",  # compared in float16
+        "a sum",  # the means compared: blind to a swap
     ),
     "01.frozen": (
         "never trained",  # an untrained model, names typed in
@@ -77,6 +88,9 @@ CAUSES = {
         "the pair (model, frozen)",  # a list [model, frozen]
         "misses a parameter",  # frozen by gradients: none
         "the pair (model, frozen)",  # the model alone
+        "another number of steps",  # trainer(steps=2): the same names, another run
+        "another learning rate",  # trainer(steps=2, lr=1e-2)
+        "trained again",  # the run, then one more training of the same model
     ),
 }
 
@@ -146,3 +160,64 @@ def test_the_swap_keeps_the_sorted_values_and_the_first_element():
 
 def test_prediction_outcome_is_measured():
     assert weights._count_frozen() == "1"
+
+
+def _frozen_by_loop(model, train):
+    names, before = [], []
+    for name, param in model.named_parameters():
+        names.append(name)
+        before.append(param.detach().cpu().numpy().copy())
+    train(model)
+    after = [p.detach().cpu().numpy() for p in model.parameters()]
+    return [n for n, b, a in zip(names, before, after, strict=True) if np.array_equal(b, a)]
+
+
+def _frozen_on_the_device(model, train):
+    before = {n: p.clone() for n, p in model.named_parameters()}  # stays on emps, keeps grad
+    train(model)
+    return {n for n, p in model.named_parameters() if bool((p == before[n]).all())}
+
+
+RIGHT_FROZEN_NAMES = (
+    _frozen_by_loop,
+    _frozen_on_the_device,
+    weights._frozen_by(lambda a, b: (a - b).abs().max().item() == 0),
+    weights._frozen_by(lambda a, b: a.numpy().tobytes() == b.numpy().tobytes()),
+    lambda model, train: tuple(weights.frozen_names(model, train)),
+)
+
+
+@pytest.mark.parametrize("index", range(len(RIGHT_FROZEN_NAMES)))
+def test_other_right_frozen_names_pass(index):
+    assert check("01.frozen_names", RIGHT_FROZEN_NAMES[index]).passed
+
+
+RIGHT_SNAPSHOTS = (
+    lambda model: {n: p.clone() for n, p in model.named_parameters()},
+    lambda model: copy.deepcopy(model.state_dict()),
+    lambda model: {n: p.detach().to("cpu", copy=True) for n, p in model.named_parameters()},
+    lambda model: {n: torch.empty_like(p).copy_(p.detach()) for n, p in model.named_parameters()},
+    lambda model: {n: p.detach() + 0 for n, p in model.named_parameters()},
+)
+
+
+@pytest.mark.parametrize("index", range(len(RIGHT_SNAPSHOTS)))
+def test_other_right_snapshots_pass(index):
+    assert check("01.snapshot", RIGHT_SNAPSHOTS[index]).passed
+
+
+def test_the_story_run_on_two_threads_passes():
+    """The checker redoes the run on one thread; the learner's, on two, rounds otherwise."""
+    model = fresh_model()
+    with weights._threads(2):
+        frozen = sorted(set(_frozen_by_loop(model, trainer(steps=30))))
+    assert check("01.frozen", (model, frozen)).passed
+
+
+@pytest.mark.parametrize("options", [{"steps": 29}, {"steps": 30, "lr": 3e-3 * 1.01}])
+def test_a_step_less_or_a_learning_rate_1pct_off_is_another_run(options):
+    model = fresh_model()
+    with weights._threads(1):
+        frozen = weights.frozen_names(model, trainer(**options))
+    verdict = check("01.frozen", (model, frozen))
+    assert not verdict.passed and "not where trainer(steps=30) takes" in verdict.message
