@@ -1,0 +1,9 @@
+"""09.which_fixes runs its experiment: every scenario trained briefly on a small SAE."""
+
+from __future__ import annotations
+
+from course.exercises import _prediction
+
+
+def test_which_fixes_runs_the_experiment():
+    assert _prediction("09.which_fixes").outcome() == "all three"
