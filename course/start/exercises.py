@@ -9,6 +9,7 @@ printed value instead of a returned one.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 
 import numpy as np
@@ -76,7 +77,8 @@ def _check_on_emps(tensor: object) -> Verdict:
         )
     if tensor.device.type != "emps":
         return failed(
-            "the tensor is not on the emulated device yet; use .to('emps')",
+            "the tensor is not on the emulated device yet: .to('emps') returns a new tensor "
+            "there and leaves the one it is called on where it is, so keep what it returns",
             tensor.device,
             emps.DEVICE,
         )
@@ -85,6 +87,12 @@ def _check_on_emps(tensor: object) -> Verdict:
 
 def _reference_on_emps():
     my_tensor = torch.ones(3).to("emps")
+    return my_tensor
+
+
+def _moved_but_not_kept():
+    my_tensor = torch.ones(3)
+    my_tensor.to("emps")  # as if .to moved the tensor itself
     return my_tensor
 
 
@@ -110,6 +118,7 @@ register(
             lambda: torch.ones(3).to("emps").dtype,
             lambda: torch.ones(3).to("emps").is_cpu,
             lambda: torch.ones(3).to("emps").untyped_storage(),
+            _moved_but_not_kept,
         ),
     )
 )
@@ -120,21 +129,24 @@ register(
 def _stand_in(device: str) -> torch.Tensor:
     """A tensor that reports `device` without the hardware: a FakeTensor holds metadata only.
 
-    Why: a function that knows only the devices this machine has (or that trims "emps:0" to
-    "emps" by cutting a fixed ":0" or four characters) must meet a device, and an index, it
-    did not expect, as on a Mac ("mps") or a second GPU ("cuda:1")."""
+    Why: a function that knows only the devices this machine has, or a list of them (is_cuda,
+    is_mps, ... and "emps" for the rest), or that trims "emps:0" to "emps" by cutting a fixed
+    ":0", one digit or a few characters, must meet a device, and an index, it did not expect,
+    as on a Mac ("mps"), an Intel GPU ("xpu") or a machine with many GPUs ("cuda:10")."""
     with FakeTensorMode():
         return torch.zeros(2, device=device)
 
 
 def _device_variants() -> list[tuple[str, torch.Tensor]]:
-    """Tensors on the CPU, emps and meta, and stand-ins on mps and on a second CUDA GPU."""
+    """Tensors on the CPU, emps and meta, and stand-ins on mps, xpu and two CUDA GPUs."""
     return [
         ("a CPU tensor", torch.zeros(2)),
         ("a tensor on emps", torch.zeros(2, device=emps.DEVICE)),
         ("a tensor on the meta device (shapes only, no data)", torch.zeros(2, device="meta")),
         ("a tensor on a Mac's mps device (a stand-in: no Mac needed)", _stand_in("mps")),
         ("a tensor on the second CUDA GPU, cuda:1 (a stand-in)", _stand_in("cuda:1")),
+        ("a tensor on an Intel GPU, xpu (a stand-in)", _stand_in("xpu")),
+        ("a tensor on the eleventh CUDA GPU, cuda:10 (a stand-in)", _stand_in("cuda:10")),
     ]
 
 
@@ -165,6 +177,11 @@ def _wrong_type(answer: str, tensor: torch.Tensor) -> str:
         return "device types are written in lower case, as torch writes them"
     if answer.startswith(tensor.device.type):
         return "that is the device's name, cut short but not to its type: ask the device its .type"
+    if answer in {t.device.type for _, t in _device_variants()}:
+        return (
+            "that is another device's type: a function that lists the devices it knows (is_cuda, "
+            "is_cpu, ...) answers wrongly for one it does not; the tensor's own .device knows"
+        )
     return "that is not where this tensor lives"
 
 
@@ -197,7 +214,10 @@ def _check_device_type(device_type: object) -> Verdict:
         else:
             why = _not_a_string(answer)
         return failed(f"on {label}: {why}", repr(answer), repr(expected))
-    return passed("right on the CPU, emps, meta, mps and cuda:1: every tensor carries its device.")
+    return passed(
+        "right on the CPU, emps, meta, mps, xpu, cuda:1 and cuda:10: every tensor carries its "
+        "device."
+    )
 
 
 def _reference_device_type():
@@ -217,6 +237,19 @@ def _cpu_or_emps():
 def _the_devices_seen():
     def device_type(t):
         return "meta" if t.is_meta else "cpu" if t.is_cpu else "emps"  # the three named so far
+
+    return device_type
+
+
+def _known_flags():
+    def device_type(t):
+        if t.is_cuda:
+            return "cuda"
+        if t.is_mps:
+            return "mps"
+        if t.is_meta:
+            return "meta"
+        return "cpu" if t.is_cpu else "emps"  # every device torch has a flag for, then emps
 
     return device_type
 
@@ -251,6 +284,9 @@ register(
             lambda: lambda t: t.device.index,
             lambda: lambda t: repr(t.device.type),
             lambda: lambda t: t,
+            _known_flags,
+            lambda: lambda t: str(t.device)[:-2] if ":" in str(t.device) else str(t.device),
+            lambda: lambda t: re.sub(r":\d$", "", str(t.device)),  # one digit: not cuda:10
         ),
     )
 )

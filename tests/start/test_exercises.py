@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
+import torch
 
 from course.exercises import check, get
 from course.start import exercises
@@ -24,6 +27,7 @@ CAUSES = {
         "a dtype",  # .dtype
         "a bool",  # .is_cpu
         "storage",  # .untyped_storage()
+        "keep what it returns",  # t.to('emps') called, its result dropped
     ),
     "00.device_type": (
         "without its index",  # str(t.device): 'emps:0'
@@ -41,6 +45,9 @@ CAUSES = {
         "the device's index",  # t.device.index: None on the CPU, not a print
         "quotes",  # repr(t.device.type)
         "the tensor itself",  # t
+        "lists the devices it knows",  # is_cuda, is_mps, is_meta, is_cpu, else 'emps'
+        "cuda:10",  # str(t.device)[:-2]: two characters cut
+        "cuda:10",  # re.sub(r":\d$", ""): one digit cut
     ),
 }
 
@@ -54,10 +61,10 @@ def test_the_references_pass():
     assert all(check(name, get(name).reference()).passed for name in CAUSES)
 
 
-def test_the_variants_cover_five_devices_and_an_index_other_than_0():
+def test_the_variants_cover_six_devices_and_indices_of_one_and_two_digits():
     devices = [t.device for _, t in exercises._device_variants()]
-    assert {d.type for d in devices} == {"cpu", "emps", "meta", "mps", "cuda"}
-    assert any(d.index not in (None, 0) for d in devices)
+    assert {d.type for d in devices} == {"cpu", "emps", "meta", "mps", "cuda", "xpu"}
+    assert {d.index for d in devices} >= {1, 10}
 
 
 def test_a_function_that_prints_is_not_taken_for_one_that_answers_the_index():
@@ -67,3 +74,27 @@ def test_a_function_that_prints_is_not_taken_for_one_that_answers_the_index():
 
 def test_the_prediction_outcome_is_measured():
     assert exercises._mixed_devices() == "RuntimeError"
+
+
+RIGHT_DEVICE_TYPES = (
+    lambda t: str(t.device).split(":")[0],
+    lambda t: str(t.device).partition(":")[0],
+    lambda t: str(t.device).rstrip(":0123456789"),
+    lambda t: torch.device(str(t.device)).type,
+    lambda t: re.match(r"[a-z]+", str(t.device)).group(0),
+)
+
+
+@pytest.mark.parametrize("index", range(len(RIGHT_DEVICE_TYPES)))
+def test_other_right_device_types_pass(index):
+    assert check("00.device_type", RIGHT_DEVICE_TYPES[index]).passed
+
+
+def test_other_tensors_on_emps_pass():
+    tensors = (
+        torch.nn.Parameter(torch.ones(2).to("emps")),
+        torch.empty(0, device="emps"),
+        torch.tensor(1.0, device="emps:0"),
+        torch.arange(4).to(torch.device("emps")),
+    )
+    assert all(check("00.on_emps", t).passed for t in tensors)
