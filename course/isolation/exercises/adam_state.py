@@ -60,6 +60,8 @@ def _state_readings(index: int) -> tuple[tuple[float, float], tuple[list, list]]
     encoder, decoder = (optimizer.state[b.parameter(n)] for n in (ENCODER, DECODER))
     m, v = encoder["exp_avg"], encoder["exp_avg_sq"]
     right = (m.abs().max().item(), v.abs().max().item())
+    grad = b.parameter(ENCODER).grad
+    formula = (1 - 0.999) * grad.pow(2).max().item()  # what one step's exp_avg_sq should hold
     theirs = "that is the decoder's state: the question is the encoder's"
     bias = optimizer.state[b.parameter("encoder.bias")]
     of_bias = "that is the encoder's bias: the question is its weight, encoder.weight"
@@ -83,6 +85,11 @@ def _state_readings(index: int) -> tuple[tuple[float, float], tuple[list, list]]
             (v.abs().mean().item(), "that is the mean: the question is the largest"),
             (v.sum().item(), "that is the sum: the question is the largest"),
             (v.min().item(), "that is the smallest: the question is the largest"),
+            (
+                formula,
+                "that is (1 - beta2) * max grad**2, what the formula says one step gives: the "
+                "question is what the optimizer's state holds, so read optimizer.state",
+            ),
         ],
     )
     return right, mistakes
@@ -214,6 +221,16 @@ def _adam_state_reading(
     return encoder_adam_state
 
 
+def _from_the_formula():
+    def encoder_adam_state(bench):  # one step's state worked out from the gradient
+        bench.backward()
+        grad = bench.parameter("encoder.weight").grad
+        bench.step(experiments.adam(lr=1e-3))
+        return (0.1 * grad.abs().max()).item(), (0.001 * grad.pow(2).max()).item()
+
+    return encoder_adam_state
+
+
 def _state_without_backward():
     def encoder_adam_state(bench):
         optimizer = bench.step(experiments.adam(lr=1e-3))
@@ -320,6 +337,7 @@ register(
                 lambda t: t.abs().max(), update=lambda params: torch.optim.AdamW(params, lr=1e-3)
             ),
             lambda: _adam_state_reading(torch.linalg.vector_norm),
+            _from_the_formula,
             lambda: _adam_state_reading(
                 lambda t: t.abs().max(), update=experiments.adam(1e-3, eps=1e-3)
             ),

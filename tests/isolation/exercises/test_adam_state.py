@@ -28,6 +28,7 @@ CAUSES = {
         "the smallest",  # exp_avg_sq's min
         "stepped AdamW, not Adam",  # AdamW taken for Adam
         "that is the norm",  # a norm
+        "what the formula says one step gives",  # worked out from the gradient, not read
         "eps = 0.001",  # Adam with another eps
         "weight_decay = 0.1",  # Adam with weight decay
         "amsgrad = True",  # AMSGrad: the same state numbers
