@@ -50,12 +50,18 @@ NOT_A_TENSOR: tuple[tuple[type | tuple[type, ...], str], ...] = (
     ),
     (dict, "a dict is not a tensor: check takes one tensor, not a container of them"),
     (tuple, "a tuple is not a tensor: check takes one tensor, not a container of them"),
-    (list, "a list is not a tensor: check takes one tensor (torch.tensor(...) makes one)"),
+    (
+        list,
+        "a list is not a tensor: check takes one tensor, not a list (torch.tensor(...) makes one "
+        "from numbers)",
+    ),
     (np.ndarray, "a NumPy array lives on the CPU only: hand the checker a torch tensor"),
 )
 
 
 def _not_a_tensor(answer: object) -> str:
+    if isinstance(answer, str) and answer.startswith("tensor("):
+        return "that is the tensor printed as text (str(), repr()): hand over the tensor itself"
     for kind, why in NOT_A_TENSOR:
         if isinstance(answer, kind):
             return why
@@ -119,6 +125,8 @@ register(
             lambda: torch.ones(3).to("emps").is_cpu,
             lambda: torch.ones(3).to("emps").untyped_storage(),
             _moved_but_not_kept,
+            lambda: str(torch.ones(3).to("emps")),
+            lambda: [torch.ones(3).to("emps")],
         ),
     )
 )

@@ -28,6 +28,8 @@ CAUSES = {
         "a bool",  # .is_cpu
         "storage",  # .untyped_storage()
         "keep what it returns",  # t.to('emps') called, its result dropped
+        "printed as text",  # str(tensor): what print shows, not the tensor
+        "not a list",  # [tensor]: the tensor inside a list
     ),
     "00.device_type": (
         "without its index",  # str(t.device): 'emps:0'
