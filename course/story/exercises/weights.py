@@ -834,10 +834,10 @@ def _check_frozen(answer: object) -> Verdict:
     if _off_the_run(now):
         return failed(
             "your model's trained weights are not where trainer(steps=30) takes fresh_model(): "
-            "it ran another number of steps, another learning rate or batch size, or trained "
-            "again after your frozen_names (a second call, a rerun cell). Its frozen names may "
-            "match, but the text builds on the story's run as it comes: model = fresh_model(), "
-            "then frozen = frozen_names(model, trainer(steps=30)), once"
+            "it ran another number of steps, another learning rate, batch size or seed, or "
+            "trained again after your frozen_names (a second call, a rerun cell). Its frozen "
+            "names may match, but the text builds on the story's run as it comes: model = "
+            "fresh_model(), then frozen = frozen_names(model, trainer(steps=30)), once"
         )
     return passed(
         f"measured on the story's run: {unchanged} bitwise unchanged after training, while "
