@@ -304,7 +304,8 @@ def wait_for_change(page: Page, panel: Locator, before: str) -> bool:
     return False
 
 
-def _move_slider(page: Page, slider: Locator) -> str:
+def move_slider(page: Page, slider: Locator) -> str:
+    """Press an arrow key on a slider's handle, away from the end it is at: the value changes."""
     handle = slider.locator(".noUi-handle").first
     at_max = handle.get_attribute("aria-valuenow") == handle.get_attribute("aria-valuemax")
     key = "ArrowLeft" if at_max else "ArrowRight"
@@ -332,7 +333,7 @@ def _click_unselected(toggles: Locator) -> str:
 def _control_moves(page: Page, row: Locator):
     """Yield one callable per control in the panel's control row, in the order shown."""
     for slider in row.locator(".widget-slider").all():
-        yield lambda s=slider: _move_slider(page, s)
+        yield lambda s=slider: move_slider(page, s)
     for select in row.locator(".widget-dropdown select").all():
         options = select.evaluate("(s) => [...s.options].map((o) => o.value)")
         for value in options[:MAX_OPTIONS]:  # two options may draw the same (a lesson, even)
@@ -441,7 +442,7 @@ def _preferred_move(page: Page, row: Locator):
     'move the steps slider, then Run'), else the first control that moves."""
     for slider in row.locator(".widget-slider").all():
         if re.search(r"step", slider.locator(".widget-label").first.inner_text(), re.I):
-            return lambda s=slider: _move_slider(page, s)
+            return lambda s=slider: move_slider(page, s)
     return next(iter(_control_moves(page, row)), None)
 
 

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from functools import partial
 from typing import TYPE_CHECKING
 
-from tests.browser.lab_page import _PROGRESS_JS, wait_until_quiet
+from tests.browser.lab_page import _PROGRESS_JS, move_slider, wait_until_quiet
 
 if TYPE_CHECKING:  # `make test` collects this folder without needing playwright
     from playwright.sync_api import Locator, Page
@@ -261,14 +261,6 @@ def where_the_time_went(state: dict) -> str:
     return ", ".join(f"{name} {ms:.0f}" for name, ms in steps.items()) + " ms"
 
 
-def _press(page: Page, handle: Locator) -> str:
-    at_max = handle.get_attribute("aria-valuenow") == handle.get_attribute("aria-valuemax")
-    key = "ArrowLeft" if at_max else "ArrowRight"
-    handle.focus()
-    page.keyboard.press(key)
-    return f"{key} on a slider"
-
-
 def _drag(page: Page, slider: Locator) -> str:
     """Drag a slider's handle a third of its track, in several moves, then release it."""
     handle = slider.locator(".noUi-handle").first.bounding_box()
@@ -314,8 +306,7 @@ def auto_interactions(page: Page, row: Locator) -> Iterator[Interaction]:
     """One interaction per control of a panel that redraws on change."""
     sliders = row.locator(".widget-slider, .widget-hslider").all()
     for slider in sliders:
-        handle = slider.locator(".noUi-handle").first
-        yield Interaction(_label(slider), lambda h=handle: _press(page, h))
+        yield Interaction(_label(slider), lambda s=slider: move_slider(page, s))
     if sliders:  # issue 27: a drag redraws once, on release, and is timed from the release
         drag = partial(_drag, page, sliders[0])
         yield Interaction(_label(sliders[0]), drag, start_on=("pointerup",), figures=1)
