@@ -26,6 +26,7 @@ import types
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
+import numpy
 import torch
 from torch import nn
 from torch.optim.optimizer import register_optimizer_step_pre_hook
@@ -310,20 +311,23 @@ class Case:
 
     def _on(self, backend: emps.Backend, repro: Callable[[], object]) -> object:
         """Call a repro on a backend. Its random numbers come from the learner's own stream,
-        untouched by the check, so each of the runs sees fresh ones. A forward of the user's
-        model or an optimizer step is refused, and noted (`_ran_model`) even where the repro
-        catches the refusal: either runs many kernels, and where no other op meets the
-        condition the decoy device cannot tell them from the one op."""
+        untouched by the check, so each of the runs sees fresh ones. While it runs,
+        `case.backend` is that backend too, so a repro that passes it on (to the auditor, to
+        `emps.use_backend`) runs on the device under test, as `case.use_device()` does. A
+        forward of the user's model or an optimizer step is refused, and noted (`_ran_model`)
+        even where the repro catches the refusal: either runs many kernels, and where no
+        other op meets the condition the decoy device cannot tell them from the one op."""
         hooks = (
             torch.nn.modules.module.register_module_forward_pre_hook(self._no_model),
             register_optimizer_step_pre_hook(self._no_step),
         )
+        own = self.backend
         with emps.use_backend(backend):
-            self._judging, self._ran_model = True, False
+            self._judging, self._ran_model, self.backend = True, False, backend
             try:
                 return repro()
             finally:
-                self._judging = False
+                self._judging, self.backend = False, own
                 for hook in hooks:
                     hook.remove()
 
@@ -429,9 +433,10 @@ def _scaffold(exc: BaseException) -> Verdict | None:
 
 
 def _as_bool(value: object) -> bool | None:
-    """A repro's answer as a bool (a 1-element bool tensor counts), or None if it is not one."""
-    if isinstance(value, bool):
-        return value
+    """A repro's answer as a bool (a 1-element bool tensor or a NumPy bool counts: what
+    `.any()` returns on a tensor or on an array), or None if it is not one."""
+    if isinstance(value, (bool, numpy.bool_)):
+        return bool(value)
     if isinstance(value, torch.Tensor) and value.numel() == 1 and value.dtype == torch.bool:
         return bool(value.item())
     return None
@@ -453,7 +458,8 @@ def _repro_runs(case: Case) -> list[tuple[str, emps.Backend, bool, str]]:
             False,
             "it cannot tell this bug from no bug at all (a repro that always says True, "
             "compares with a reference that is itself off, or reads the device or the case "
-            "instead of a result does that).",
+            "instead of a result does that). Compare with the same call on the CPU: the op's "
+            "formula written out by hand can round differently.",
         ),
         (
             "on a device where every other suspect op breaks under the same condition",

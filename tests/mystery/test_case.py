@@ -241,6 +241,61 @@ def test_weights_trained_elsewhere_are_refused(cases):
     assert "initial values" in cases[14].check_fix(borrowed).message
 
 
+# --- right fixes written another way: each must pass ------------------------------------------
+
+
+def _clone_in_the_default_format(model):
+    model.vectors = torch.nn.Parameter(
+        model.vectors.detach().clone(memory_format=torch.contiguous_format)
+    )
+    return model
+
+
+def _every_strided_parameter_by_data(model):
+    """A learner's helper: whichever parameter is not stored row by row, its data re-stored."""
+    for parameter in model.parameters():
+        if not parameter.is_contiguous():
+            parameter.data = parameter.data.contiguous()
+    return model
+
+
+def _through_the_host_once(model):
+    """Re-stored through the CPU while patching (not during training): no detour."""
+    weight = model.vectors.detach()
+    model.vectors = torch.nn.Parameter(weight.cpu().contiguous().to(weight.device))
+    return model
+
+
+def _own_optimizer(**options):
+    """The user's optimizer and its settings, written out by hand, with one option added."""
+
+    def patch(model):
+        def configure():
+            kind = getattr(torch.optim, model.optimizer)
+            settings = {"lr": model.lr, "weight_decay": model.weight_decay, "eps": model.eps}
+            return kind(model.parameters(), **settings, **options)
+
+        model.configure_optimizer = configure
+        return model
+
+    return patch
+
+
+@pytest.mark.parametrize(
+    "seed, patch",
+    [
+        (14, _clone_in_the_default_format),
+        (14, _every_strided_parameter_by_data),
+        (14, _through_the_host_once),
+        (19, _own_optimizer(foreach=False)),
+        (28, _own_optimizer(fused=True)),
+    ],
+)
+def test_right_fixes_written_another_way_pass(cases, seed, patch):
+    verdict = cases[seed].check_fix(patch)
+    assert verdict.passed, verdict
+
+
 # --- the culprit --------------------------------------------------------------------------
 
 

@@ -200,3 +200,72 @@ def test_a_repro_that_reads_whether_the_bug_struck_instead_of_a_result_fails(cas
     verdict = case.check_repro(oracle)
     assert not verdict.passed and "with the bug removed" in verdict.message
     assert "reads the device or the case instead of a result" in verdict.message
+
+
+# --- right repros written another way: each must pass ---------------------------------------
+
+
+def _inputs(rows: int = 5, cols: int = 7) -> tuple[torch.Tensor, ...]:
+    """A weight (cols, rows) to transpose, and addcdiv_'s operands of its transposed shape."""
+    return torch.randn(cols, rows), torch.randn(rows, cols), torch.rand(rows, cols) + 0.5
+
+
+def _numpy_any():
+    """Compared as arrays: `.any()` on an array returns a NumPy bool."""
+    w, t1, t2 = _inputs()
+    out = w.to(DEVICE).T
+    out.addcdiv_(t1.to(DEVICE), t2.to(DEVICE), value=-0.25)
+    return (out.cpu().numpy() != w.T.addcdiv(t1, t2, value=-0.25).numpy()).any()
+
+
+def _compared_on_the_device():
+    """Made on the device, compared there with a zero maximum difference."""
+    w = torch.randn(7, 5, device=DEVICE)
+    t1, t2 = torch.randn(5, 7, device=DEVICE), torch.rand(5, 7, device=DEVICE) + 0.5
+    expected = w.cpu().T.addcdiv(t1.cpu(), t2.cpu())
+    out = w.T
+    out.addcdiv_(t1, t2)
+    return bool((out - expected.to(DEVICE)).abs().max() != 0)
+
+
+def _out_form_with_a_helper():
+    """The op's out= form into a transposed buffer, through a helper run on both devices."""
+
+    def addcdiv_into_transposed(device, w, t1, t2):
+        out = torch.empty(w.shape[::-1], device=device).T
+        torch.addcdiv(w.to(device), t1.to(device), t2.to(device), value=2.0, out=out)
+        return out.cpu()
+
+    _, t1, t2 = _inputs()
+    w = torch.randn(5, 7)
+    return not torch.equal(
+        addcdiv_into_transposed(DEVICE, w, t1, t2), addcdiv_into_transposed("cpu", w, t1, t2)
+    )
+
+
+def _with_a_control(case):
+    """True only if the transposed output breaks and the row-by-row one does not, run through
+    case.backend as a learner who knows emps.use_backend would."""
+
+    def broken(transposed):
+        w, t1, t2 = _inputs(6, 6)
+        out = w.to(DEVICE).T if transposed else w.to(DEVICE)
+        expected = (w.T if transposed else w).addcdiv(t1, t2, value=0.5)
+        out.addcdiv_(t1.to(DEVICE), t2.to(DEVICE), value=0.5)
+        return not torch.equal(out.cpu(), expected)
+
+    with emps.use_backend(case.backend):
+        return broken(True) and not broken(False)
+
+
+@pytest.mark.parametrize(
+    "repro", [_numpy_any, _compared_on_the_device, _out_form_with_a_helper, _with_a_control]
+)
+def test_right_repros_written_another_way_pass(cases, repro):
+    case = cases["transposed"]
+    assert (case._spec.bug.op, case._spec.design.habit) == ("addcdiv_", "import")
+    own = case.backend
+    mine = (lambda: repro(case)) if repro is _with_a_control else repro
+    verdict = case.check_repro(mine)
+    assert verdict.passed, verdict
+    assert case.backend is own  # the device under test was case.backend only while judged
