@@ -711,11 +711,27 @@ def _detour(found: list[Detour]) -> Verdict:
 _DEVICE_PATCH = "a fix changes the user's model, not torch or the device"
 
 
+_USER_CODE = f"{models.__name__}."  # the user's classes and helpers (case.source())
+
+
 def _device_patch(changes: list[str], when: str) -> Verdict:
+    """The refusal of a patch that changed modules or classes. Where it changed only the
+    user's own code (a class's method, a helper like split_heads), the fix may well be right
+    but sits in the wrong place: it would change every model, the CPU run it is compared with
+    included, and outlive the check; so the message says where to put it instead."""
     listed = "; ".join(changes[:4]) + ("; ..." if len(changes) > 4 else "")
+    if all(change.startswith(_USER_CODE) for change in changes):
+        where = (
+            "That is the user's code for every model, the CPU run it is compared with "
+            "included, not the model your patch receives: make the same change on that model "
+            "(model.<method> = ..., a submodule of its own, a forward of its own)."
+        )
+    else:
+        where = (
+            "Change how the model stores or computes its tensors (its init, a view, a memory "
+            "format, an op done in place, the optimizer's options)."
+        )
     return failed(
         f"{_DEVICE_PATCH}. {when.capitalize()}: "
-        f"{listed}. The check put everything back, so no later experiment inherits it. "
-        "Change how the model stores or computes its tensors (its init, a view, a memory "
-        "format, an op done in place, the optimizer's options)."
+        f"{listed}. The check put everything back, so no later experiment inherits it. {where}"
     )

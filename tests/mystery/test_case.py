@@ -10,7 +10,7 @@ import course.mystery.case as case_module
 from course import emps, journal
 from course.errors import CourseError
 from course.exercises import instructor_mode
-from course.mystery import CONDITIONS, guard, hint, open_case
+from course.mystery import CONDITIONS, guard, hint, models, open_case
 from course.mystery.bugs import bug_free_backend
 from course.mystery.case import TRIES
 from course.mystery.generate import generate
@@ -119,6 +119,20 @@ def test_a_patch_made_before_the_check_is_refused_and_undone(cases):
     verdict = cases[14].check_fix(lambda model: model)
     assert "Before the check: torch.Tensor.lerp_ was patched" in verdict.message
     assert torch.Tensor.lerp_ is original
+
+
+def test_a_fix_made_in_the_users_class_is_refused_and_told_where_it_belongs(cases):
+    """Changing the user's class changes every model, the compared CPU run included."""
+    original = models.BagOfWords.forward
+
+    def in_the_class(model):
+        models.BagOfWords.forward = lambda self, counts: original(self, counts)
+        return model
+
+    verdict = cases[14].check_fix(in_the_class)
+    assert not verdict.passed and "BagOfWords.forward was patched" in verdict.message
+    assert "user's code for every model" in verdict.message and "model.<method>" in verdict.message
+    assert models.BagOfWords.forward is original
 
 
 def _output_through_the_host(model):
