@@ -97,6 +97,17 @@ def _kernel_variant(body: str) -> str:
     return head + body + "}\n"
 
 
+# The body of a shortcut some wrong kernels take: one flat walk over every element, as if the
+# three tensors were laid out alike without gaps.
+_FLAT_SHORTCUT = """    int64_t n = 1;
+    for (int64_t d = 0; d < ndim; ++d) n *= sizes[d];
+    for (int64_t i = 0; i < n; ++i)
+      out.data[out.offset + i] += value * a.data[a.offset + i] * b.data[b.offset + i];
+    return;
+  }
+"""
+
+
 _INDEX = """  int64_t n = 1;
   for (int64_t d = 0; d < ndim; ++d) n *= sizes[d];
   for (int64_t i = 0; i < n; ++i) {
@@ -211,13 +222,8 @@ WRONG_KERNELS = {
   for (int64_t d = 0; d < ndim; ++d)
     alike = alike && a.stride[d] == out.stride[d] && b.stride[d] == out.stride[d];
   if (alike) {  // laid out alike: element i at slot i of each, from its offset
-    int64_t n = 1;
-    for (int64_t d = 0; d < ndim; ++d) n *= sizes[d];
-    for (int64_t i = 0; i < n; ++i)
-      out.data[out.offset + i] += value * a.data[a.offset + i] * b.data[b.offset + i];
-    return;
-  }
 """
+    + _FLAT_SHORTCUT
     + _INDEX
     + "    out.data[o] += value * a.data[x] * b.data[y];\n  }\n",
     "the body before the bound is checked": _INDEX.replace(
@@ -243,13 +249,8 @@ WRONG_KERNELS = {
 """,
     "contiguous taken to mean a last stride of 1": """  const int64_t last = ndim - 1;
   if (out.stride[last] == 1 && a.stride[last] == 1 && b.stride[last] == 1) {
-    int64_t n = 1;
-    for (int64_t d = 0; d < ndim; ++d) n *= sizes[d];
-    for (int64_t i = 0; i < n; ++i)
-      out.data[out.offset + i] += value * a.data[a.offset + i] * b.data[b.offset + i];
-    return;
-  }
 """
+    + _FLAT_SHORTCUT
     + _INDEX
     + "    out.data[o] += value * a.data[x] * b.data[y];\n  }\n",
 }
