@@ -233,17 +233,32 @@ def _no_border(model):
     return model
 
 
+def _hardtanh_clip(model):
+    """Out of place through another op with the same values: a right fix."""
+    model.clip_activations = lambda h: torch.nn.functional.hardtanh(h, -model.clip, model.clip)
+    return model
+
+
+def _full_size_border(model):
+    """Still in place, but the mask expanded to the activation's shape: nothing is broadcast."""
+    model.mask_border = lambda h: h.masked_fill_(model.border.expand_as(h), 0.0)
+    return model
+
+
 @pytest.mark.parametrize(
-    "seed, habit, patch", [(17, "clip", _no_clip), (3, "border-mask", _no_border)]
+    "seed, habit, patch, right",
+    [(17, "clip", _no_clip, _hardtanh_clip), (3, "border-mask", _no_border, _full_size_border)],
 )
-def test_a_fix_that_drops_the_step_that_meets_the_bug_is_refused(seed, habit, patch):
+def test_a_fix_that_drops_the_step_that_meets_the_bug_is_refused(seed, habit, patch, right):
     """Without its clip (or border mask) the model trains healthily and never meets the
-    condition, but it is another model."""
+    condition, but it is another model. The reference fix passes, and so does a right fix
+    written another way."""
     case = open_case(seed)
     assert case._spec.design.habit == habit
     verdict = case.check_fix(patch)
     assert not verdict.passed and "changes what the model computes" in verdict.message
     assert case.check_fix(case._spec.fix_function()).passed
+    assert case.check_fix(right).passed
 
 
 def test_weights_trained_elsewhere_are_refused(cases):
