@@ -1,7 +1,8 @@
 """Reading a learner's answers: an op's name, a condition's name, and a patch's verdict.
 
 A learner types the culprit op the way they met it: `lerp_`, `aten::lerp_`, `lerp_.Scalar`,
-`torch.Tensor.lerp_`, or just `lerp`. All name the in-place op. `torch.lerp` and `aten::lerp`
+`torch.Tensor.lerp_`, or just `lerp`; or as the foreach op that runs it on a list,
+`torch._foreach_lerp_`. All name the in-place op. `torch.lerp` and `aten::lerp`
 name the out-of-place function, which is not the culprit: on the device a function that returns
 a new tensor never goes through the kernels that write an existing one, so `op_name` explains
 that instead of accepting it. Anything off the list is a "not yet" with the list, never a
@@ -36,7 +37,10 @@ OPS = (
     "uniform_",
 )
 _METHOD_PREFIXES = ("torch.Tensor.", "Tensor.", "tensor.", "x.")
-_FUNCTION_PREFIXES = ("torch.nn.functional.", "F.", "torch.", "aten::")
+_FUNCTION_PREFIXES = ("torch.nn.functional.", "nn.functional.", "F.", "torch.", "aten::")
+# the optimizers' multi-tensor ops run their op's kernel once per tensor: torch._foreach_lerp_
+# names lerp_ (what a learner of a foreach case sees in the recorder and in their repro)
+_FOREACH = "_foreach_"
 
 
 class NotAnAnswer(CourseError):
@@ -52,6 +56,7 @@ def op_name(op: object) -> str:
     function = not method and text.startswith(_FUNCTION_PREFIXES)
     for prefix in (*_METHOD_PREFIXES, *_FUNCTION_PREFIXES):
         text = text.removeprefix(prefix)
+    text = text.removeprefix(_FOREACH)
     base, _, overload = text.partition(".")
     in_place = base if base.endswith("_") else f"{base}_"
     if in_place not in OPS:

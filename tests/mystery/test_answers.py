@@ -23,6 +23,8 @@ from course.mystery.scenarios import ScenarioReport
         "x.lerp_()",
         " lerp_ ",
         "aten::lerp.out",
+        "torch._foreach_lerp_",
+        "aten::_foreach_lerp_.ScalarList",
     ],
 )
 def test_every_spelling_of_the_in_place_op_names_it(typed):
@@ -30,7 +32,16 @@ def test_every_spelling_of_the_in_place_op_names_it(typed):
 
 
 @pytest.mark.parametrize(
-    "typed", ["torch.lerp", "aten::lerp", "aten::lerp.Scalar", "torch.Tensor.lerp", "F.relu"]
+    "typed",
+    [
+        "torch.lerp",
+        "aten::lerp",
+        "aten::lerp.Scalar",
+        "torch.Tensor.lerp",
+        "F.relu",
+        "nn.functional.relu",
+        "torch._foreach_lerp",
+    ],
 )
 def test_an_out_of_place_function_is_explained_not_accepted(typed):
     with pytest.raises(NotAnAnswer, match="out-of-place function: it returns a new tensor"):

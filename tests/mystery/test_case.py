@@ -347,6 +347,11 @@ def test_the_right_culprit_passes_however_it_is_spelled(spelling):
     assert case.check_culprit(spelling.format(op=op, name=op.rstrip("_")), "large").passed
 
 
+def test_a_foreach_case_may_name_the_foreach_op():
+    case = _unlocked("foreach")
+    assert case.check_culprit(f"torch._foreach_{case._spec.bug.op}", "foreach").passed
+
+
 def test_torchs_spelling_of_channels_last_is_accepted():
     case = _unlocked("channels-last")
     assert case.check_culprit(case._spec.bug.op, "channels_last").passed
