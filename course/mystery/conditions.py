@@ -52,7 +52,19 @@ CONDITIONS: dict[str, str] = {
 }
 # The story's condition: offered because it is the obvious guess; no case plants it.
 DECOY_ONLY = ("any-non-contiguous",)
-_SPELLINGS = {"bf16": "bfloat16", "permuted-3d": "permuted", "offset": "storage-offset"}
+# short forms a learner types for a condition: each names exactly one
+_SPELLINGS = {
+    "bf16": "bfloat16",
+    "permuted-3d": "permuted",
+    "offset": "storage-offset",
+    "broadcast": "broadcast-input",
+    "aliased": "aliased-input",
+    "negative": "negative-scalar",
+    "tiny": "tiny-scalar",
+    "repeat": "repeat-call",
+    "repeated-call": "repeat-call",
+    "long-dimension": "long-dim",
+}
 
 # name -> the real kernel habit it is modelled on (shown with the answer)
 PATTERNS: dict[str, str] = {

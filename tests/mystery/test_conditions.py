@@ -19,6 +19,11 @@ from course.mystery.conditions import CONDITIONS, DECOY_ONLY, LAYOUT_KINDS, PATT
         ("storage_offset", "storage-offset"),
         (" large ", "large"),
         ("FOREACH", "foreach"),
+        ("broadcast", "broadcast-input"),
+        ("aliased", "aliased-input"),
+        ("negative scalar", "negative-scalar"),
+        ("repeated call", "repeat-call"),
+        ("long dimension", "long-dim"),
     ],
 )
 def test_every_spelling_a_learner_types_is_accepted(typed, name):
