@@ -496,6 +496,19 @@ _NOT_STRUCK = (
 )
 
 
+def _raised(exc: Exception) -> str:
+    """What a repro's exception means. An assertion (assert, torch.testing.assert_close) is
+    how tests report a difference; a repro reports it by what it returns."""
+    said = f"your repro raised {type(exc).__name__}: {exc}".rstrip(": ")
+    if isinstance(exc, AssertionError):
+        said += (
+            ". A repro returns its answer instead of asserting it: True where the device "
+            "differs from the CPU, False where they agree (catch the AssertionError to "
+            "return True)"
+        )
+    return said
+
+
 def _judge_repro(case: Case, repro: Callable[[], object]) -> Verdict:
     struck = 0  # how often the planted bug struck in the run that must say True
     for where, backend, expected, why in _repro_runs(case):
@@ -504,9 +517,7 @@ def _judge_repro(case: Case, repro: Callable[[], object]) -> Verdict:
         except _ScenarioInRepro:
             return failed(_TRAINS)
         except Exception as exc:
-            return _scaffold(exc) or failed(
-                f"{where} your repro raised {type(exc).__name__}: {exc}"
-            )
+            return _scaffold(exc) or failed(f"{where} {_raised(exc)}")
         value = _as_bool(answer)
         if case._ran_model:
             return failed(_TRAINS)

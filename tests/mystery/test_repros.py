@@ -77,6 +77,14 @@ def test_odd_repros_get_clear_verdicts(cases):
     assert "without calling it" in case.check_repro(True).message
     assert "return True or False" in case.check_repro(lambda: "yes").message
     assert "raised ZeroDivisionError" in case.check_repro(lambda: 1 / 0).message
+    mine = case._spec.repro_function()
+
+    def asserts():
+        assert not mine(), "the device differs"
+        return False
+
+    said = case.check_repro(asserts).message
+    assert "raised AssertionError" in said and "returns its answer instead of asserting" in said
     assert "not attempted yet" in case.check_repro(...).message
 
 
