@@ -98,7 +98,7 @@ def _block(call, placeholder_class, notes: KernelNotes, log: BlockLog) -> None:
     """One kernel written against the learner's class, as the notebook's example writes it."""
     placeholder = placeholder_class(call.output)
     log.borrowed = isinstance(placeholder, emps.Placeholder)
-    holders = [k for k, v in vars(placeholder).items() if v is call.output]
+    holders = [k for k, v in _attributes(placeholder).items() if v is call.output]
     with placeholder as output:
         if output is None or isinstance(output, torch.Tensor):
             bound = "None" if output is None else "a tensor (the buffer?)"
@@ -119,6 +119,16 @@ def _block(call, placeholder_class, notes: KernelNotes, log: BlockLog) -> None:
     log.arrived = same_bits(call.output, result)
     log.rebound = tuple(k for k in holders if getattr(placeholder, k, None) is not call.output)
     log.buffer_overwritten = not same_bits(output.buffer, result)
+
+
+def _attributes(instance: object) -> dict[str, object]:
+    """The instance's attributes, kept in its __dict__ or in __slots__: a class that declares
+    __slots__ is as right a placeholder as one that does not."""
+    names = set(getattr(instance, "__dict__", ()))
+    for klass in type(instance).__mro__:
+        slots = vars(klass).get("__slots__", ())
+        names.update((slots,) if isinstance(slots, str) else slots)
+    return {name: getattr(instance, name) for name in names if hasattr(instance, name)}
 
 
 def _same_storage(a: torch.Tensor, b: torch.Tensor) -> bool:

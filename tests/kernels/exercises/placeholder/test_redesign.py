@@ -54,7 +54,21 @@ def test_other_right_placeholders_pass():
                 self.out[...] = self.buffer
             return False
 
-    assert check("06.output_placeholder", SliceAssigned).passed
+    class Slotted:  # attributes in __slots__: no instance __dict__
+        __slots__ = ("tensor", "buffer")
+
+        def __init__(self, tensor):
+            self.tensor, self.buffer = tensor, tensor.contiguous()
+
+        def __enter__(self):
+            return self
+
+        def __exit__(self, exc_type, exc_value, traceback):
+            if exc_type is None and not self.tensor.is_contiguous():
+                self.tensor.copy_(self.buffer)
+
+    for right in (SliceAssigned, Slotted):
+        assert check("06.output_placeholder", right).passed, right.__name__
 
 
 def test_enter_must_return_the_placeholder():
