@@ -91,7 +91,7 @@ def compile_kernel(source: str) -> Path:
             "skipped: no C++ compiler on this machine (g++ or clang++), so your kernel cannot be "
             "built here; the rest of the notebook runs without it"
         )
-    unit = f"{PRELUDE}{source}\n{SIGNATURE};\n"  # what is compiled: the cache key too
+    unit = f"{PRELUDE}{_without_prelude(source)}\n{SIGNATURE};\n"  # compiled; the cache key
     digest = hashlib.sha256(unit.encode()).hexdigest()[:16]
     library = library_dir() / f"{ENTRY}{digest}.so"
     if library.exists():
@@ -114,6 +114,20 @@ def compile_kernel(source: str) -> Path:
     if done.returncode != 0:
         raise CompileError("your kernel does not compile:\n" + _first_errors(done.stderr, cpp))
     return library
+
+
+def _without_prelude(source: str) -> str:
+    """The source with a pasted copy of the prelude blanked out, line for line.
+
+    Why: the notebook prints the prelude above the skeleton, and a learner who copies both would
+    define `struct View` twice, a compile error about code that is not theirs. Blank lines keep
+    the compiler's line numbers counted from the learner's own source."""
+    wanted = [line.strip() for line in PRELUDE.splitlines() if line.strip()]
+    lines = source.splitlines()
+    filled = [i for i, line in enumerate(lines) if line.strip()][: len(wanted)]
+    if [lines[i].strip() for i in filled] != wanted:
+        return source
+    return "\n" * (filled[-1] + 1) + "\n".join(lines[filled[-1] + 1 :])
 
 
 def _first_errors(stderr: str, cpp: Path, lines: int = 8) -> str:

@@ -52,6 +52,16 @@ def test_compile_errors_count_lines_from_the_learners_own_source(tmp_path, monke
 
 
 @pytest.mark.compile
+def test_a_pasted_prelude_is_not_defined_twice(tmp_path, monkeypatch):
+    monkeypatch.setenv("TORCH_EXTENSIONS_DIR", str(tmp_path))
+    broken = learner.PRELUDE + learner.SKELETON.replace("int64_t n = 1;", "int64 n = 1;")
+    with pytest.raises(learner.CompileError) as info:
+        learner.compile_kernel(broken)
+    line = broken.splitlines().index("  int64 n = 1;") + 1
+    assert f"line {line}: error:" in str(info.value) and "View" not in str(info.value)
+
+
+@pytest.mark.compile
 def test_reference_passes_and_the_skeleton_is_caught():
     assert learner.check_source(REFERENCE_KERNEL).passed
     naive = learner.check_source(learner.SKELETON)
