@@ -14,6 +14,7 @@ import dataclasses
 from collections.abc import Callable
 from dataclasses import dataclass
 
+import numpy as np
 import torch
 
 from course import emps
@@ -533,13 +534,15 @@ def check_kernel_test(breaks) -> Verdict:
                 f"on a hidden kernel that {hidden.does}, your test raised "
                 f"{type(exc).__name__}: {exc}"
             )
-        if not isinstance(got, bool):
+        verdict = _truth(got)
+        if verdict is None:
             return failed(
-                f"your test returned {got!r}; return True (it breaks) or False (a tensor? "
-                "torch.equal gives a bool)",
+                f"your test returned {got!r}; return True (it breaks) or False (a tensor of "
+                "many values, or a number? torch.equal gives a bool)",
                 type(got).__name__,
                 "bool",
             )
+        got = verdict
         if got != hidden.breaks:
             return failed(_kernel_test_miss(hidden, got, runs), got, hidden.breaks)
     return passed(
@@ -548,6 +551,17 @@ def check_kernel_test(breaks) -> Verdict:
         "a scramble, a swap no sum sees, a missing row or element and NaN garbage, and it never "
         "blamed a right kernel"
     )
+
+
+def _truth(got: object) -> bool | None:
+    """The yes or no a test returned: a bool, numpy's bool or a one-element bool tensor (what
+    `(result != expected).any()` gives) all answer the question; anything else (a count, a
+    tensor of many values) does not say which it means, so it is None."""
+    if isinstance(got, bool | np.bool_):
+        return bool(got)
+    if isinstance(got, torch.Tensor) and got.dtype == torch.bool and got.numel() == 1:
+        return bool(got)
+    return None
 
 
 def _watched(kernel, runs: list[Run]) -> Callable[[emps.KernelCall], None]:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 import torch
 
@@ -68,6 +69,61 @@ def test_a_test_built_from_its_own_views_passes():
     assert check("06.kernel_test", breaks).passed
 
 
+def _every_layout() -> list[torch.Tensor]:
+    return [
+        *placeholder_lab.layouts(
+            (4, 6), ("contiguous", "transposed", "step-sliced", "storage-offset")
+        ).values(),
+        *placeholder_lab.layouts((2, 3, 4), ("permuted",)).values(),
+    ]
+
+
+def _same_bits(result: torch.Tensor, expected: torch.Tensor) -> bool:
+    return torch.equal(result.view(torch.int32), expected.view(torch.int32))
+
+
+def _same_or_both_nan(result: torch.Tensor, expected: torch.Tensor) -> bool:
+    return bool(((result == expected) | (result.isnan() & expected.isnan())).all())
+
+
+@pytest.mark.parametrize(
+    "same",
+    [
+        torch.equal,
+        lambda r, e: not (r != e).any(),
+        _same_bits,
+        _same_or_both_nan,
+        lambda r, e: np.array_equal(r.numpy(), e.numpy()),
+        lambda r, e: r.flatten().tolist() == e.flatten().tolist(),
+    ],
+    ids=["equal", "not-any-differs", "int32-bits", "nan-aware", "numpy", "lists"],
+)
+def test_every_bit_for_bit_comparison_passes(same):
+    def breaks(kernel):
+        return any(
+            not same(*placeholder_lab.run_addcmul(kernel, output, value=-1.5)[:2])
+            for output in _every_layout()
+        )
+
+    assert check("06.kernel_test", breaks).passed
+
+
+@pytest.mark.parametrize(
+    "verdict",
+    [
+        lambda differs: torch.stack(differs).any(),  # a one-element bool tensor
+        lambda differs: np.any([bool(d) for d in differs]),  # numpy's bool
+    ],
+    ids=["tensor", "numpy"],
+)
+def test_a_bool_tensor_or_numpy_bool_is_an_answer(verdict):
+    def breaks(kernel):
+        results = [placeholder_lab.run_addcmul(kernel, output, 0.5) for output in _every_layout()]
+        return verdict([(result != expected).any() for result, expected, _ in results])
+
+    assert check("06.kernel_test", breaks).passed
+
+
 def test_macos15_only_is_told_about_strided_buffers():
     def breaks(kernel):
         output = placeholder_lab.layouts()["transposed"]
@@ -79,7 +135,9 @@ def test_macos15_only_is_told_about_strided_buffers():
 
 
 def test_a_test_must_return_a_bool_and_its_errors_are_named():
-    assert "return True (it breaks) or False" in check("06.kernel_test", lambda k: "yes").message
+    for not_a_bool in ("yes", 3, torch.tensor([True, False])):
+        verdict = check("06.kernel_test", lambda k, answer=not_a_bool: answer)
+        assert "return True (it breaks) or False" in verdict.message
 
     def crashes(kernel):
         raise KeyError("oops")
