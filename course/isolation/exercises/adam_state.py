@@ -27,6 +27,7 @@ from course.isolation.exercises.common import (
     SMALL,
     STORY_ADAM,
     Variant,
+    is_pair,
     require_bool,
     same_answer,
     statistic_verdict,
@@ -171,12 +172,12 @@ def _check_adam_state(fn: Callable) -> Verdict:
         if isinstance(ran, Verdict):
             return ran
         got = ran[0]
-        if not (isinstance(got, tuple) and len(got) == 2):
+        if not is_pair(got):
             return failed(
                 f"return a pair (max |exp_avg|, max exp_avg_sq); on {variant.what} you "
                 f"returned {got!r}",
                 type(got).__name__,
-                "tuple of two floats",
+                "a pair of two floats",
             )
         want, mistakes = _state_readings(index)
         mine = (float(got[0]), float(got[1]))
@@ -442,9 +443,10 @@ def _expected_frozen(index: int) -> bool:
     return _reference_frozen_after()(variant.bench(), variant.betas, variant.steps)
 
 
-def _herring_log(b: Bench, calls: list[int], variant: Variant) -> Verdict | None:
+def _herring_log(b: Bench, calls: list[int], variant: Variant, got: object) -> Verdict | None:
     """What the experiment really did: Adam, with the betas given, `steps` times, one optimizer,
-    a backward before each step."""
+    a backward before each step. Fewer steps are fine once the encoder has moved and the answer
+    says so (`got` False): no later step can unmove it, so an early return is right."""
     verdict = stepped_outside(b, variant.what)
     others = sorted({r.update for r in b.steps if r.update != "Adam"})
     adam = [r for r in b.steps if r.update == "Adam"]
@@ -458,7 +460,8 @@ def _herring_log(b: Bench, calls: list[int], variant: Variant) -> Verdict | None
             f"on {variant.what} your experiment stepped {', '.join(others)}: the "
             "suspects here are Adam's betas and its step count, so step Adam"
         )
-    if verdict is None and len(adam) != variant.steps:
+    early = _stopped_once_moved(b, adam, variant, got)
+    if verdict is None and len(adam) != variant.steps and not early:
         verdict = failed(
             f"on {variant.what} your experiment took {len(adam)} Adam step(s), not the "
             "`steps` it was given: one that ignores `steps` (or is off by one) never tests "
@@ -474,6 +477,13 @@ def _herring_log(b: Bench, calls: list[int], variant: Variant) -> Verdict | None
             "bench.step(optimizer) steps it."
         )
     return verdict or _herring_settings(b, calls, adam, variant)
+
+
+def _stopped_once_moved(b: Bench, adam: list, variant: Variant, got: object) -> bool:
+    """Whether an experiment stopped early, after at least one step, because the encoder had
+    already moved: it says "not frozen" and the snapshots agree."""
+    moved = not torch.equal(b.initial[ENCODER], b.snapshot()[ENCODER])
+    return got is False and moved and 0 < len(adam) < variant.steps
 
 
 def _herring_settings(b: Bench, calls: list[int], adam: list, variant: Variant) -> Verdict | None:
@@ -516,7 +526,7 @@ def _check_frozen_after(fn: Callable) -> Verdict:
         b = variant.bench()
         calls = watch_backward(b)
         got = fn(b, variant.betas, variant.steps)
-        verdict = _herring_log(b, calls, variant) or require_bool(got, variant)
+        verdict = _herring_log(b, calls, variant, got) or require_bool(got, variant)
         if verdict is not None:
             return verdict
         if got != _expected_frozen(index):

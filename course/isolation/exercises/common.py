@@ -166,6 +166,12 @@ def unprepared_step(bench: Bench, calls: list[int]) -> int | None:
     return next((i for i in range(len(bench.steps)) if i not in calls), None)
 
 
+def is_pair(got: object) -> bool:
+    """Whether an answer is two values. Why a list too: the prompts ask for "the pair", and
+    `[a, b]` says the same as `(a, b)`; refusing it would teach a spelling, not the lesson."""
+    return isinstance(got, (tuple, list)) and len(got) == 2
+
+
 def close(a: float, b: float) -> bool:
     return abs(a - b) <= 1e-6 * abs(b) + 1e-30
 

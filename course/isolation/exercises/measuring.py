@@ -25,6 +25,7 @@ from course.exercises import (
 from course.isolation.exercises.common import (
     SMALL,
     close,
+    is_pair,
     same_answer,
     statistic_verdict,
 )
@@ -368,14 +369,16 @@ def _check_grad_check(fn: Callable) -> Verdict:
     reference = _reference_grad_check()
     seen: dict[tuple, tuple[str, tuple]] = {}  # a learner's pair -> where, and the right pair
     cases = _grad_cases()
-    answers = [(grad, fn(grad)) for grad in cases.values()]  # a pure function: all cases first
+    answers = _answers(fn, cases)  # a pure function: all cases first
+    if isinstance(answers, Verdict):
+        return answers
     for what, (grad, got) in zip(cases, answers, strict=True):
-        if not (isinstance(got, tuple) and len(got) == 2):
+        if not is_pair(got):
             return failed(
                 f"return a pair (max |grad|, fraction of exact zeros); for {what} you returned "
                 f"{got!r}",
                 type(got).__name__,
-                "tuple of two floats",
+                "a pair of two floats",
             )
         want = reference(grad)
         mine = (float(got[0]), float(got[1]))
@@ -386,6 +389,24 @@ def _check_grad_check(fn: Callable) -> Verdict:
     return passed(
         "max |grad| and the fraction of exact zeros, right on real and made-up gradients."
     )
+
+
+def _answers(fn: Callable, cases: dict[str, torch.Tensor]) -> list[tuple] | Verdict:
+    """The learner's pair for every gradient, or which gradient their function raised on.
+
+    Why name it: a function that works on the CPU can fail on the device (float64 there, for
+    one), and "checking raised" would read as the checker's fault."""
+    answers = []
+    for what, grad in cases.items():
+        try:
+            answers.append((grad, fn(grad)))
+        except Exception as error:  # the learner's code: any exception is theirs to see
+            lines = str(error).splitlines() or [""]
+            return failed(
+                f"for {what} (on {grad.device}) your grad_check raised "
+                f"{type(error).__name__}: {lines[0]}"
+            )
+    return answers
 
 
 def _statistics(
@@ -416,10 +437,7 @@ def _statistics(
 def _explains(mistake: Callable, slot: int, answers: list) -> bool:
     """Whether a mistake gives the learner's number on every case (two mistakes can give the
     same number on one case: a first row's and a column's zero fraction are both 0 there)."""
-    return all(
-        isinstance(got, tuple) and len(got) == 2 and close(float(got[slot]), float(mistake(g)))
-        for g, got in answers
-    )
+    return all(is_pair(got) and close(float(got[slot]), float(mistake(g))) for g, got in answers)
 
 
 def _reference_grad_check():

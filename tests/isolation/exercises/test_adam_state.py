@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import pytest
+import torch
 
+from course.exercises import check
+from course.isolation import experiments
 from course.isolation.exercises import adam_state
 from tests.corpus import assert_told_its_cause, corpus_cases
 
@@ -83,3 +86,38 @@ def test_the_hidden_herrings_vary_betas_and_steps():
 
 def test_the_update_size_is_measured():
     assert adam_state._update_size() == "enormous: lr * m / eps"
+
+
+def test_a_list_for_the_pair_passes():
+    def encoder_adam_state(bench):
+        bench.backward()
+        optimizer = bench.step(experiments.adam(lr=1e-3))
+        state = optimizer.state[bench.parameter("encoder.weight")]
+        return [state["exp_avg"].abs().max().item(), state["exp_avg_sq"].max().item()]
+
+    assert check("02.adam_state", encoder_adam_state).passed
+
+
+def test_returning_as_soon_as_the_encoder_moved_passes():
+    def frozen_after(bench, betas, steps):
+        start = bench.snapshot()["encoder.weight"]
+        optimizer = experiments.adam(lr=1e-3, betas=betas)
+        for _ in range(steps):
+            bench.backward()
+            optimizer = bench.step(optimizer)
+            if not torch.equal(start, bench.snapshot()["encoder.weight"]):
+                return False  # moved: no later step can make it never have moved
+        return True
+
+    assert check("02.frozen_after", frozen_after).passed
+
+
+def test_stopping_early_and_saying_frozen_is_still_told_the_step_count():
+    def frozen_after(bench, betas, steps):
+        start = bench.snapshot()["encoder.weight"]
+        bench.backward()
+        bench.step(experiments.adam(lr=1e-3, betas=betas))
+        return torch.equal(start, bench.snapshot()["encoder.weight"])
+
+    verdict = check("02.frozen_after", frozen_after)
+    assert not verdict.passed and "ignores `steps`" in verdict.message

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from course.exercises import check
 from course.isolation.exercises import measuring
 from tests.corpus import assert_told_its_cause, corpus_cases
 
@@ -62,3 +63,26 @@ def test_each_wrong_answer_is_told_its_cause(name, index, cause):
 
 def test_the_zero_pattern_is_measured():
     assert measuring._zero_pattern() == "whole rows"
+
+
+@pytest.mark.parametrize(
+    "grad_check",
+    [
+        lambda grad: [grad.abs().max().item(), (grad == 0).float().mean().item()],
+        lambda grad: (grad.abs().amax(), grad.eq(0).sum() / grad.numel()),
+        lambda grad: (
+            float(grad.detach().cpu().numpy().__abs__().max()),
+            float((grad.detach().cpu().numpy() == 0).mean()),
+        ),
+    ],
+    ids=["a list", "tensors", "numpy"],
+)
+def test_other_spellings_of_the_pair_pass(grad_check):
+    assert check("02.grad_check", grad_check).passed
+
+
+def test_a_function_that_fails_on_the_device_is_told_where_it_raised():
+    verdict = check("02.grad_check", lambda g: (g.abs().max(), (g == 0).double().mean()))
+    assert not verdict.passed
+    assert "(on emps:0) your grad_check raised TypeError" in verdict.message
+    assert "checking your answer raised" not in verdict.message
