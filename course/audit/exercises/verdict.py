@@ -215,8 +215,9 @@ def _verdict_cases() -> dict[str, VerdictCase]:
             specks * 2,
             "wrong-values",
             "every element is 40% off, but the values are about 1e-7 (an early exp_avg_sq): an "
-            "absolute tolerance larger than the values, such as atol=1e-5 or a max difference "
-            "under 1e-4, calls any two of them equal (allclose's default atol is 1e-8)",
+            "absolute tolerance larger than the values, such as atol=1e-5 (torch.testing."
+            "assert_close's default for float32) or a max difference under 1e-4, calls any two "
+            "of them equal (allclose's default atol is 1e-8)",
         ),
     }
 

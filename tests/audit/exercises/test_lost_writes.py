@@ -84,3 +84,32 @@ def test_a_tuple_of_ones_own_is_not_the_auditors_bugs():
 
     assert not exercises.lost_writes._reads_bugs(lost_writes)
     assert exercises.lost_writes._reads_bugs(get("08.lost_writes").wrong_answers[-1]())
+
+
+def _sorted_list_partitioned(backend):
+    results = audit("emulated", layouts=["transposed"], dtypes=["float32"], backend=backend)
+    lost = {"silent-no-write", "wrong-values"}
+    return sorted({r.op.partition(".")[0] for r in results if r.verdict in lost})
+
+
+def _neither_ok_nor_error_nor_skipped(backend):
+    found = set()
+    for r in audit("emulated", layouts="transposed", dtypes="float32", backend=backend):
+        if r.verdict not in ("ok", "error", "skipped"):
+            found.add(r.op.split(".", 1)[0])
+    return found
+
+
+def _two_strided_layouts(backend):
+    layouts = ["transposed", "out=transposed"]
+    results = audit("emulated", layouts=layouts, dtypes="float32", backend=backend)
+    return {r.op.split(".")[0] for r in results if r.verdict in ("silent-no-write", "wrong-values")}
+
+
+@pytest.mark.parametrize(
+    "lost_writes",
+    [_sorted_list_partitioned, _neither_ok_nor_error_nor_skipped, _two_strided_layouts],
+)
+def test_right_answers_in_other_styles_pass(lost_writes):
+    verdict = check("08.lost_writes", lost_writes)
+    assert verdict.passed, verdict.message
