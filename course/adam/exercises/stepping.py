@@ -44,6 +44,7 @@ TORCH_WRITES = {
         "exp_avg_sq.mul_(beta2).addcmul_(grad, grad, value=1 - beta2)",
     ),
 }
+STATE_CREATION = ("zero", "fill")  # torch.empty_like(param).zero_() makes the state, too
 
 
 @dataclass(frozen=True)
@@ -158,6 +159,7 @@ def run_problem(answer: Callable[..., None], problem: Problem) -> Verdict | None
     opt = torch.optim.Adam([theirs], lr=problem.lr, betas=problem.betas, eps=problem.eps)
     state: State = {}
     kept: dict[str, tuple[torch.Tensor, int]] = {}  # the state tensors of step 1, in place after
+    first_writes: Verdict | None = None  # the state's writers on step 1: told after its values
     for number, grad in enumerate(problem.grads(), start=1):
         previous = opt.state[theirs]
         step = Step(
@@ -179,11 +181,13 @@ def run_problem(answer: Callable[..., None], problem: Problem) -> Verdict | None
             or _new_memory(ours, step)
             or _state_verdict(state, opt.state[theirs], kept, step)
             or _param_verdict(ours.detach(), theirs.detach(), state, step, writes)
-            or _writers_verdict(writes, ours, state, step)
+            or _writers_verdict(writes, _watched(ours, state, step.number), step)
         )
         if verdict is not None:
             return verdict
-    return None
+        if number == 1:
+            first_writes = _writers_verdict(writes, _state_tensors(state), step)
+    return first_writes
 
 
 def _call(answer: Callable, param: torch.Tensor, grad: torch.Tensor, state: State, step: Step):
@@ -531,25 +535,36 @@ def _rounding_cause(ops: list[str], state: State) -> str:
     )
 
 
-def _writers_verdict(writes: Writes, param: torch.Tensor, state: State, step: Step):
-    """Torch's bits reached with other ops: not torch's step. The parameter is checked from
-    step 1 on; the state from step 2 on, when it already exists, so every write into its
-    memory during the call is a write into it (on step 1 it is created: zeros_like writes)."""
-    tensors = {"param": param}
-    if step.number >= 2:
-        tensors |= {"exp_avg": state["exp_avg"], "exp_avg_sq": state["exp_avg_sq"]}
+def _watched(param: torch.Tensor, state: State, number: int) -> dict[str, torch.Tensor]:
+    """The tensors whose writers are checked on step `number`: the parameter on every step,
+    the state from step 2 on. The state's writers on step 1 are told only once every value of
+    the problem is right: from zeros, mul_ then add_ reaches lerp_'s bits on step 1, and the
+    rounding that step 2 shows is the better lesson."""
+    return {"param": param} | (_state_tensors(state) if number >= 2 else {})
+
+
+def _state_tensors(state: State) -> dict[str, torch.Tensor]:
+    return {key: state[key] for key in STATE_KEYS}
+
+
+def _writers_verdict(writes: Writes, tensors: dict[str, torch.Tensor], step: Step):
+    """Torch's bits reached with other ops: not torch's step (a first step special-cased with
+    add_ reaches torch's bits from zeros). On the step that creates the state, zeroing it
+    (zero_, fill_) is its creation."""
     for name, tensor in tensors.items():
         ops, spelled = TORCH_WRITES[name]
-        foreign = sorted(set(writes.into(tensor)) - set(ops))
+        creation = STATE_CREATION if name != "param" and step.number == 1 else ()
+        foreign = sorted(set(writes.into(tensor)) - set(ops) - set(creation))
         if not foreign:
             continue
         what = "the parameter" if name == "param" else f"state[{name!r}]"
         return failed(
             f"{step.where} your numbers are torch's to the bit, but your step wrote {what} with "
-            f"{', '.join(op + '_' for op in foreign)}, where torch's step runs {spelled}. On the "
-            "CPU the two agree; on a device each op is a kernel of its own, and the rest of "
-            "this lesson tests torch's ops one by one, so a step that is torch's must run "
-            "them, writing into the tensor itself.",
+            f"{', '.join(op + '_' for op in foreign)}, where torch's step runs {spelled}"
+            + (", on the first step too" if step.number == 1 else "")
+            + ". On the CPU the two agree; on a device each op is a kernel of its own, and the "
+            "rest of this lesson tests torch's ops one by one, so a step that is torch's must "
+            "run them, writing into the tensor itself.",
             ", ".join(op + "_" for op in foreign),
             spelled,
         )
@@ -647,6 +662,10 @@ def _update(flaw, param, m, denom, size, c2, eps, state) -> None:
 def _moments(flaw: str, state: State, grad: torch.Tensor, beta1: float, beta2: float) -> None:
     """The running means as the flawed step writes them."""
     m, v = state["exp_avg"], state["exp_avg_sq"]
+    if flaw == "add_ on step 1" and state["step"] == 1:  # "from zeros, the mean is (1 - b) g"
+        m.add_((1 - beta1) * grad)
+        v.add_((1 - beta2) * grad * grad)
+        return
     if flaw == "mul_ and add_":  # the markdown's formula, op by op
         m.mul_(beta1).add_(grad, alpha=1 - beta1)
     elif flaw == "new tensors":
@@ -743,6 +762,7 @@ register(
             lambda: _flawed_step("decay after"),
             lambda: _flawed_step("correction not square-rooted"),
             lambda: _flawed_step("sub_ on step 1"),  # "the first step is special"
+            lambda: _flawed_step("add_ on step 1"),  # the state's first step, from zeros
         ),
     )
 )

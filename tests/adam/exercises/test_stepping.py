@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 import pytest
 import torch
 
@@ -44,6 +46,7 @@ CAUSES = {
         "decays after the new term is added",  # addcmul_, then mul_(beta2)
         "the square root of the correction",  # sqrt(v) / (1 - beta2**t)
         "after step 1 on a contiguous parameter your numbers are torch's to the bit",  # sub_
+        "wrote state['exp_avg'] with add_, where torch's step runs exp_avg.lerp_(grad, 1 - beta1), on the first step too",  # noqa: E501
     ),
 }
 
@@ -152,3 +155,31 @@ def _spelled(how: str):
 @pytest.mark.parametrize("how", ["out=", "foreach"])
 def test_torch_ops_in_their_out_and_foreach_spellings_pass(how):
     assert check("03.adam_step", _spelled(how)).passed
+
+
+def _written_another_way(how: str):
+    """A right step as a learner who understood it may write it: the state made by zeroing
+    empty tensors, math.sqrt, a step_size, eps added out of place, unbound Tensor methods, the
+    two means in the other order."""
+
+    def my_step(param, grad, state, lr, betas, eps):
+        beta1, beta2 = betas
+        if "step" not in state:
+            made = [torch.empty_like(param) for _ in range(2)]
+            made[0].zero_() if how == "zero_" else made[0].fill_(0.0)
+            made[1].fill_(0.0)
+            state.update(step=0, exp_avg=made[0], exp_avg_sq=made[1])
+        state["step"] += 1
+        t = state["step"]
+        torch.Tensor.addcmul_(state["exp_avg_sq"].mul_(beta2), grad, grad, value=1 - beta2)
+        torch.Tensor.lerp_(state["exp_avg"], grad, weight=1 - beta1)
+        denom = state["exp_avg_sq"].sqrt() / math.sqrt(1 - beta2**t) + eps
+        step_size = lr / (1 - beta1**t)
+        param.addcdiv_(state["exp_avg"], denom, value=-step_size)
+
+    return my_step
+
+
+@pytest.mark.parametrize("how", ["zero_", "fill_"])
+def test_a_right_step_written_another_way_passes(how):
+    assert check("03.adam_step", _written_another_way(how)).passed
