@@ -247,8 +247,8 @@ def _check_state_suspects(fn) -> Verdict:
                 return failed(f"for {label}, {raised}; {why}")
         if used:
             return _borrowed(used)
-        pairs = isinstance(answer, (list, tuple, set)) and all(
-            isinstance(p, tuple) and len(p) == 2 and all(isinstance(s, str) for s in p)
+        pairs = isinstance(answer, (list, tuple, set, frozenset)) and all(
+            isinstance(p, (tuple, list)) and len(p) == 2 and all(isinstance(s, str) for s in p)
             for p in answer
         )
         if not pairs:
@@ -257,7 +257,7 @@ def _check_state_suspects(fn) -> Verdict:
                 "('weight', 'exp_avg')",
                 repr(answer)[:80],
             )
-        yours = sorted(answer)
+        yours = sorted(tuple(pair) for pair in answer)  # a pair written as a list is one too
         if yours != sorted(expected):
             names = {name for name, _ in model.named_parameters()}
             return failed(f"for {label}: {_state_problem(yours, sorted(expected), names)}; {why}")

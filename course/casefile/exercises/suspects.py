@@ -134,7 +134,7 @@ def _check_suspects(fn) -> Verdict:
                 return failed(f"for {label}, suspects raised {type(exc).__name__}: {exc}{where}")
         if used:
             return _borrowed(used)
-        if not isinstance(answer, (list, tuple, set)):
+        if not isinstance(answer, (list, tuple, set, frozenset)):
             return failed(
                 f"for {label}, suspects(model) returned {type(answer).__name__}: return a list "
                 "of names",

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+import torch
 
 from course.casefile import exercises  # registers 09's exercises (without importing every lesson)
 from course.exercises import check, get
@@ -86,3 +87,85 @@ def test_an_answer_that_raises_is_told_on_which_model():
     message = check("09.state_suspects", state_suspects).message
     assert "for SGD with momentum" in message and "raised KeyError" in message
     assert "instead of expecting Adam's" in message
+
+
+def _state_iterated_directly(model, optimizer):
+    names = {p: n for n, p in model.named_parameters()}
+    found = set()
+    for p in optimizer.state:
+        for key in optimizer.state[p]:
+            value = optimizer.state[p][key]
+            if torch.is_tensor(value) and not value.is_contiguous():
+                found.add((names[p], key))
+    return found
+
+
+def _param_groups_and_ids(model, optimizer):
+    names = {id(p): n for n, p in model.named_parameters()}
+    return [
+        (names[id(p)], key)
+        for group in optimizer.param_groups
+        for p in group["params"]
+        for key, value in optimizer.state.get(p, {}).items()
+        if isinstance(value, torch.Tensor) and value.dim() > 0 and not value.is_contiguous()
+    ]
+
+
+def _names_first_as_a_tuple(model, optimizer):
+    found = []
+    for name, p in model.named_parameters():
+        if p in optimizer.state:
+            found += [(name, k) for k, v in optimizer.state[p].items() if not v.is_contiguous()]
+    return tuple(found)
+
+
+def _through_the_state_dict(model, optimizer):
+    held = [p for group in optimizer.param_groups for p in group["params"]]
+    names = {p: n for n, p in model.named_parameters()}
+    return sorted(
+        (names[held[index]], key)
+        for index, state in optimizer.state_dict()["state"].items()
+        for key, value in state.items()
+        if torch.is_tensor(value) and not value.is_contiguous()
+    )
+
+
+def _a_frozenset(model, optimizer):
+    names = {p: n for n, p in model.named_parameters()}
+    return frozenset(
+        (names[p], key)
+        for p, state in optimizer.state.items()
+        for key, value in state.items()
+        if isinstance(value, torch.Tensor) and not value.is_contiguous()
+    )
+
+
+def _pairs_as_lists(model, optimizer):
+    return [list(pair) for pair in get("09.state_suspects").reference()(model, optimizer)]
+
+
+def _name_found_by_is(model, optimizer):
+    pairs = []
+    for p, state in optimizer.state.items():
+        name = next(n for n, q in model.named_parameters() if q is p)
+        for key, value in sorted(state.items()):
+            if isinstance(value, torch.Tensor) and not value.is_contiguous():
+                pairs.append((name, key))
+    return pairs
+
+
+@pytest.mark.parametrize(
+    "state_suspects",
+    [
+        _state_iterated_directly,
+        _param_groups_and_ids,
+        _names_first_as_a_tuple,
+        _through_the_state_dict,
+        _a_frozenset,
+        _pairs_as_lists,
+        _name_found_by_is,
+    ],
+)
+def test_right_state_suspects_in_other_styles_pass(state_suspects):
+    verdict = check("09.state_suspects", state_suspects)
+    assert verdict.passed, verdict.message

@@ -52,3 +52,64 @@ def test_the_hidden_models_buffers_are_what_their_labels_say():
     assert "scale" not in exercises.suspects._Scaled().state_dict()
     fired = exercises.suspects._Counted().fired
     assert fired.dtype == torch.long and not fired.is_contiguous()
+
+
+def _a_frozenset(model):
+    tensors = [*model.named_parameters(), *model.named_buffers()]
+    return frozenset(name for name, t in tensors if not t.is_contiguous())
+
+
+def _a_sorted_tuple_by_loops(model):
+    found = []
+    for name, p in model.named_parameters():
+        if not p.is_contiguous():
+            found.append(name)
+    for name, b in model.named_buffers():
+        if not b.is_contiguous():
+            found.append(name)
+    return tuple(sorted(found))
+
+
+def _a_set_per_module(model):
+    found = set()
+    for prefix, module in model.named_modules():
+        own = [*module.named_parameters(recurse=False), *module.named_buffers(recurse=False)]
+        found |= {f"{prefix}.{n}" if prefix else n for n, t in own if not t.is_contiguous()}
+    return found
+
+
+def _own_stride_rule(model):
+    def contiguous(t):
+        expected = 1
+        for size, stride in reversed(list(zip(t.shape, t.stride(), strict=True))):
+            if size != 1 and stride != expected:
+                return False
+            expected *= size
+        return True
+
+    tensors = {**dict(model.named_parameters()), **dict(model.named_buffers())}
+    return [name for name, t in tensors.items() if not contiguous(t)]
+
+
+def _printing_each_tensor(model):
+    found = []
+    for name, t in list(model.named_parameters()) + list(model.named_buffers()):
+        print(name, tuple(t.shape), t.stride(), t.is_contiguous())
+        if not t.is_contiguous(memory_format=torch.contiguous_format):
+            found.append(name)
+    return found
+
+
+@pytest.mark.parametrize(
+    "suspects",
+    [
+        _a_frozenset,
+        _a_sorted_tuple_by_loops,
+        _a_set_per_module,
+        _own_stride_rule,
+        _printing_each_tensor,
+    ],
+)
+def test_right_suspects_in_other_styles_pass(suspects):
+    verdict = check("09.suspects", suspects)
+    assert verdict.passed, verdict.message

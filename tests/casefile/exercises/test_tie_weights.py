@@ -89,3 +89,57 @@ def test_a_view_through_detach_is_seen_on_the_emulated_device():
     same_memory = exercises.tie_weights._same_memory
     assert same_memory(weight.detach().T.contiguous(), weight)  # no _base behind it
     assert not same_memory(weight.T.clone(memory_format=torch.contiguous_format), weight)
+
+
+def _contiguous_then_clone(w):
+    return w.T.contiguous().clone()
+
+
+def _clone_only_when_already_contiguous(w):
+    encoder = w.T
+    if encoder.is_contiguous():
+        return encoder.clone()
+    return encoder.contiguous()
+
+
+def _new_empty(w):
+    rows, columns = w.shape
+    return w.new_empty(columns, rows).copy_(w.T)
+
+
+def _empty_like_in_row_major(w):
+    return torch.empty_like(w.T, memory_format=torch.contiguous_format).copy_(w.T)
+
+
+def _stacked_columns(w):
+    return torch.stack([w[:, j] for j in range(w.shape[1])])
+
+
+def _to_with_copy(w):
+    return w.transpose(0, 1).to(memory_format=torch.contiguous_format, copy=True)
+
+
+def _zeros_plus_transpose(w):
+    return torch.zeros(w.shape[1], w.shape[0], dtype=w.dtype, device=w.device) + w.T
+
+
+def _through_a_list(w):
+    return torch.tensor(w.T.tolist(), dtype=w.dtype, device=w.device)
+
+
+@pytest.mark.parametrize(
+    "tie",
+    [
+        _contiguous_then_clone,
+        _clone_only_when_already_contiguous,
+        _new_empty,
+        _empty_like_in_row_major,
+        _stacked_columns,
+        _to_with_copy,
+        _zeros_plus_transpose,
+        _through_a_list,
+    ],
+)
+def test_right_ties_in_other_styles_pass(tie):
+    verdict = check("09.tie_weights", tie)
+    assert verdict.passed, verdict.message
