@@ -49,8 +49,13 @@ class OpCall:
 
 
 def layouts(t: torch.Tensor) -> frozenset[str]:
-    """The case layouts a tensor has (a transposed view inside its storage has two)."""
-    return frozenset(name for name in CASE_LAYOUTS if has_layout(t, name))
+    """The case layouts a tensor has (a transposed view inside its storage has two). An
+    experiment may use 3-D tensors: laid_out's "transposed" reverses all their dims, and any
+    such dense, non-contiguous tensor is the case's non-contiguous output too."""
+    named = {name for name in CASE_LAYOUTS if has_layout(t, name)}
+    if t.dim() > 2 and has_layout(t, "permuted"):
+        named.add("transposed")
+    return frozenset(named)
 
 
 class OpWatch(TorchDispatchMode):

@@ -35,6 +35,7 @@ from course.exercises import (
     Prediction,
     Verdict,
     failed,
+    is_scaffold,
     passed,
     ready_made,
     register,
@@ -196,7 +197,12 @@ def _check_isolate_op(fn: Callable) -> Verdict:
     if not callable(fn):
         return failed("pass your function isolate_op(op, output_layout, input_layout)")
     for index, case in enumerate(ISOLATIONS):
-        got, watch, used = measure(fn, case.profile, *_args(case))
+        try:
+            got, watch, used = measure(fn, case.profile, *_args(case))
+        except Exception as error:
+            if is_scaffold(error):
+                raise
+            return failed(f"for {case.what} your experiment raised {type(error).__name__}: {error}")
         verdict = course_experiment(used) or _outcome_word(got, case)
         verdict = verdict or how_it_ran(watch, case) or _conclusion(got, index, watch)
         if verdict is not None:
@@ -255,6 +261,12 @@ def _layout_verdict(runs: list[OpCall], case: Isolation) -> Verdict | None:
         swapped = case.output_layout != case.input_layout and case.input_layout in first.output
         if swapped and all(case.output_layout in i for i in first.inputs):
             cause = "you laid out the output as the inputs' layout (swapped?)"
+        elif len(first.shape) < 2:
+            cause = (
+                f"your tensors are {first.shape}: a 1-D tensor laid out as asked stays "
+                "contiguous (one dim has one order), so the experiment never varied the "
+                "output's layout. Use at least 2 rows and 2 columns"
+            )
         elif 1 in first.shape:
             cause = (
                 f"your tensors are {first.shape}: with a size-1 dim, laid out as asked, the "

@@ -106,5 +106,40 @@ def test_an_experiment_that_compares_with_an_emulated_contiguous_run_passes():
     assert check("03.isolate_op", isolate_op).passed
 
 
+def _isolate_on(shape: tuple[int, ...], dtype: torch.dtype = torch.float32):
+    """The reference experiment on tensors of another shape or dtype."""
+
+    def isolate_op(op, output_layout, input_layout):
+        gen = torch.Generator().manual_seed(2)
+        start, a = (torch.randn(shape, generator=gen, dtype=dtype) for _ in range(2))
+        b = torch.rand(shape, generator=gen, dtype=dtype) + 0.5
+        expected = start.clone()
+        OP_CALLS[op](expected, a, b)
+        out = laid_out(start, output_layout, emps.DEVICE)
+        OP_CALLS[op](out, *(laid_out(t, input_layout, emps.DEVICE) for t in (a, b)))
+        return "updates" if torch.equal(out.cpu(), expected) else "lost"
+
+    return isolate_op
+
+
+@pytest.mark.parametrize("shape", [(2, 2), (3, 3), (2, 3, 4), (2, 2, 2, 3)])
+def test_an_experiment_on_other_shapes_passes(shape):
+    """laid_out's "transposed" of a 3-D tensor reverses every dim: a non-contiguous output."""
+    assert check("03.isolate_op", _isolate_on(shape)).passed
+
+
+def test_a_one_dim_experiment_is_told_it_never_varied_the_layout():
+    verdict = check("03.isolate_op", _isolate_on((24,)))
+    assert not verdict.passed and "a 1-D tensor laid out as asked stays contiguous" in (
+        verdict.message
+    )
+
+
+def test_an_experiment_that_raises_is_told_which_case_and_why():
+    verdict = check("03.isolate_op", _isolate_on((6, 4), torch.float64))
+    assert not verdict.passed and "your experiment raised TypeError" in verdict.message
+    assert "float64" in verdict.message and "checking your answer" not in verdict.message
+
+
 def test_which_ops_outcome_is_measured():
     assert isolating._which_ops() == "addcmul_ and addcdiv_"
