@@ -3,6 +3,7 @@ kernel ran in the notebook."""
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 import torch
 
@@ -129,3 +130,18 @@ def test_a_tensor_laid_out_like_out_is_refused_only_with_the_kernels_values():
     assert journal.prediction(SCRAMBLE) is None
     judged = check(SCRAMBLE, torch.zeros(3, 2).t())
     assert "the naive kernel does write" in judged.message
+
+
+@pytest.mark.parametrize(
+    "answer",
+    [
+        [[0, 2, 4], [1, 3, 5]],  # whole numbers
+        ((0.0, 2.0, 4.0), (1.0, 3.0, 5.0)),  # tuples
+        np.array([[0, 2, 4], [1, 3, 5]]),
+        [list(range(0, 6, 2)), list(range(1, 6, 2))],
+        np.arange(6.0).reshape(3, 2).T.tolist(),  # memory modelled in numpy, then listed
+    ],
+)
+def test_the_right_grid_in_other_spellings_passes(answer):
+    verdict = check(SCRAMBLE, answer)
+    assert verdict.passed, verdict.message

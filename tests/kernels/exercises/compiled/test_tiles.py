@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import itertools
+import math
+
 import pytest
+import torch
 
 from course.exercises import check
 from course.kernels.exercises.compiled import tiles
@@ -88,4 +92,111 @@ def test_out_block_plus_equals_is_one_update_per_element():
                 out[block] += value * t1[block] * t2[block]
 
     verdict = check("07.tiles", plus_equals)
+    assert verdict.passed, verdict.message
+
+
+# Right tiled loops in styles other than the reference's: each must pass.
+def _while(out, t1, t2, value, tile):
+    r = 0
+    while r < out.shape[0]:
+        c = 0
+        while c < out.shape[1]:
+            out[r : r + tile, c : c + tile].addcmul_(
+                t1[r : r + tile, c : c + tile], t2[r : r + tile, c : c + tile], value=value
+            )
+            c += tile
+        r += tile
+
+
+def _product(out, t1, t2, value, tile):
+    rows, cols = out.shape
+    for r0, c0 in itertools.product(range(0, rows, tile), range(0, cols, tile)):
+        b = (slice(r0, min(r0 + tile, rows)), slice(c0, min(c0 + tile, cols)))
+        torch.addcmul(out[b], t1[b], t2[b], value=value, out=out[b])
+    return out
+
+
+def _iadd(out, t1, t2, value, tile):
+    for i in range(0, out.size(0), tile):
+        for j in range(0, out.size(1), tile):
+            out[i : i + tile, j : j + tile] += (
+                value * t1[i : i + tile, j : j + tile] * t2[i : i + tile, j : j + tile]
+            )
+    return out
+
+
+def _add_alpha(out, t1, t2, value, tile):
+    for c0 in range(0, out.shape[1], tile):  # column tiles outer
+        for r0 in range(0, out.shape[0], tile):
+            o = out.narrow(1, c0, min(tile, out.shape[1] - c0)).narrow(
+                0, r0, min(tile, out.shape[0] - r0)
+            )
+            a = t1[r0 : r0 + tile, c0 : c0 + tile]
+            b = t2[r0 : r0 + tile, c0 : c0 + tile]
+            o.add_(a * b, alpha=value)
+    return out
+
+
+def _assign(out, t1, t2, value, tile):
+    for r0 in range(0, out.shape[0], tile):
+        for c0 in range(0, out.shape[1], tile):
+            b = (slice(r0, r0 + tile), slice(c0, c0 + tile))
+            out[b] = torch.addcmul(out[b], t1[b], t2[b], value=value)
+    return out
+
+
+def _blocks_list(out, t1, t2, value, tile):
+    blocks = [
+        (slice(r, r + tile), slice(c, c + tile))
+        for r in range(0, out.shape[0], tile)
+        for c in range(0, out.shape[1], tile)
+    ]
+    for b in blocks:
+        out[b].addcmul_(t1[b], t2[b], value=value)
+
+
+def _double(out, t1, t2, value, tile):
+    for r0 in range(0, out.shape[0], tile):
+        for c0 in range(0, out.shape[1], tile):
+            b = (slice(r0, r0 + tile), slice(c0, c0 + tile))
+            out[b].add_((value * t1[b].double() * t2[b].double()).to(out.dtype))
+    return out
+
+
+def _elements_in_tile(out, t1, t2, value, tile):
+    rows, cols = out.shape
+    for r0 in range(0, rows, tile):
+        for c0 in range(0, cols, tile):
+            for r in range(r0, min(r0 + tile, rows)):
+                for c in range(c0, min(c0 + tile, cols)):
+                    out[r, c] += value * t1[r, c] * t2[r, c]
+    return out
+
+
+def _ceil(out, t1, t2, value, tile):
+    n_r, n_c = math.ceil(out.shape[0] / tile), math.ceil(out.shape[1] / tile)
+    for i in range(n_r):
+        for j in range(n_c):
+            rs = slice(i * tile, (i + 1) * tile)
+            cs = slice(j * tile, (j + 1) * tile)
+            out[rs, cs].addcmul_(t1[rs, cs], t2[rs, cs], value=value)
+    return out
+
+
+@pytest.mark.parametrize(
+    "tiled_addcmul_",
+    [
+        _while,
+        _product,
+        _iadd,
+        _add_alpha,
+        _assign,
+        _blocks_list,
+        _double,
+        _elements_in_tile,
+        _ceil,
+    ],
+)
+def test_right_tiled_loops_in_other_styles_pass(tiled_addcmul_):
+    verdict = check("07.tiles", tiled_addcmul_)
     assert verdict.passed, verdict.message
