@@ -17,7 +17,8 @@ import argparse
 import sys
 import time
 
-from course.kernels.cpp.bench import Spread, pinned_threads
+from course.devices import pinned_threads
+from course.kernels.cpp.bench import Spread
 from course.model.runs import dataset, run
 
 TARGETS = {"contiguous": 1.3, "transposed": 2.0}

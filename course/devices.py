@@ -6,6 +6,9 @@ doctor) can probe for hardware without importing another lesson's experiment.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
+
 import torch
 
 
@@ -19,3 +22,16 @@ def local_device() -> str:
     if torch.cuda.is_available():
         return "cuda"
     return "mps" if mps_available() else "cpu"
+
+
+@contextmanager
+def pinned_threads(threads: int) -> Iterator[None]:
+    """torch's intra-op thread count fixed at `threads` inside, restored afterwards (also after an
+    error): a timing on one core is not swamped by thread scheduling on a busy or small machine,
+    and a reference run gives the same bits every time."""
+    before = torch.get_num_threads()
+    torch.set_num_threads(threads)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(before)

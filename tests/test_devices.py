@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pytest
 import torch
 
 from course import devices
@@ -26,3 +27,11 @@ def test_mps_probe_follows_torch(monkeypatch):
     assert devices.mps_available()
     monkeypatch.setattr(torch.backends.mps, "is_available", lambda: False)
     assert not devices.mps_available()
+
+
+def test_pinned_threads_are_restored_after_an_error():
+    before = torch.get_num_threads()
+    with pytest.raises(RuntimeError), devices.pinned_threads(1):
+        assert torch.get_num_threads() == 1
+        raise RuntimeError("inside")
+    assert torch.get_num_threads() == before

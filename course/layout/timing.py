@@ -12,13 +12,13 @@ measured is memory access rather than how the threads were scheduled.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import torch
 from matplotlib.figure import Figure
 
+from course.devices import pinned_threads
 from course.errors import require_range
 from course.figures import PALETTE, REFERENCE_LINE, describe, fitted_figure
 
@@ -45,17 +45,6 @@ class Timing:
         return self.transposed_ms / self.contiguous_ms
 
 
-@contextmanager
-def one_thread() -> Iterator[None]:
-    """Time on one thread: on a busy or small machine, thread scheduling noise swamps layout."""
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    try:
-        yield
-    finally:
-        torch.set_num_threads(before)
-
-
 def best_seconds(fn: Callable[[], object], repeats: int) -> float:
     """Best wall time of `fn` over `repeats` runs after a warm-up (the least disturbed run)."""
     fn()
@@ -73,7 +62,7 @@ def compare_layouts(n: int = 1024, repeats: int = 7, seed: int = 0) -> list[Timi
     gen = torch.Generator().manual_seed(seed)  # private: the learner's global RNG is theirs
     contiguous = torch.randn(n, n, generator=gen)
     transposed = torch.randn(n, n, generator=gen).T  # (n, n) as well, stored column-major
-    with one_thread():
+    with pinned_threads(1):
         return [
             Timing(
                 name,
@@ -90,7 +79,7 @@ def stride_sweep(
     """Nanoseconds per float to sum `count` floats read with each stride (same work, more lines)."""
     require_range("count", count, 1024, 1 << 22)
     storage = torch.ones(count * max(strides))
-    with one_thread():
+    with pinned_threads(1):
         return [
             (s, 1e9 * best_seconds(lambda s=s: storage[::s][:count].sum(), repeats) / count)
             for s in strides

@@ -449,42 +449,45 @@ def _isolate_comparing(flaw: str):
     return isolate_op
 
 
+def _measured(op: str, tensors: tuple, output_layout: str, input_layout: str, place=None) -> str:
+    """The experiment as a learner writes it: `op` on (start, a, b) in the layouts asked for,
+    compared bit for bit with the same op on the CPU. Corpus answers and tests vary what it is
+    given (which values, which shape, how tensors reach the device) instead of repeating it."""
+    place = place or (lambda t, layout: laid_out(t, layout, emps.DEVICE))
+    start, a, b = tensors
+    expected = start.clone()
+    OP_CALLS[op](expected, a, b)
+    out = place(start, output_layout)
+    OP_CALLS[op](out, *(place(t, input_layout) for t in (a, b)))
+    return "updates" if torch.equal(out.cpu(), expected) else "lost"
+
+
+def _random_inputs(shape: tuple[int, ...], seed: int = 0, dtype=torch.float32) -> tuple:
+    """start and a from a normal draw, b positive (addcdiv_ divides by it), privately seeded."""
+    gen = torch.Generator().manual_seed(seed)
+    start, a = (torch.randn(shape, generator=gen, dtype=dtype) for _ in range(2))
+    return start, a, torch.rand(shape, generator=gen, dtype=dtype) + 0.5
+
+
 def _isolate_on_ones():
     def isolate_op(op, output_layout, input_layout):  # all ones: lerp_ towards ones is a no-op
-        start, a, b = torch.ones(6, 4), torch.ones(6, 4), torch.ones(6, 4)
-        expected = start.clone()
-        OP_CALLS[op](expected, a, b)
-        out = laid_out(start, output_layout, emps.DEVICE)
-        OP_CALLS[op](out, *(laid_out(t, input_layout, emps.DEVICE) for t in (a, b)))
-        return "updates" if torch.equal(out.cpu(), expected) else "lost"
+        ones = (torch.ones(6, 4), torch.ones(6, 4), torch.ones(6, 4))
+        return _measured(op, ones, output_layout, input_layout)
 
     return isolate_op
 
 
 def _isolate_moved_to_the_device():
     def isolate_op(op, output_layout, input_layout):  # .to() of a sliced tensor is contiguous
-        gen = torch.Generator().manual_seed(0)
-        start = torch.randn(6, 4, generator=gen)
-        a, b = torch.randn(6, 4, generator=gen), torch.rand(6, 4, generator=gen) + 0.5
-        expected = start.clone()
-        OP_CALLS[op](expected, a, b)
-        out = laid_out(start, output_layout).to(emps.DEVICE)
-        OP_CALLS[op](out, *(laid_out(t, input_layout).to(emps.DEVICE) for t in (a, b)))
-        return "updates" if torch.equal(out.cpu(), expected) else "lost"
+        moved = lambda t, layout: laid_out(t, layout).to(emps.DEVICE)  # noqa: E731
+        return _measured(op, _random_inputs((6, 4)), output_layout, input_layout, moved)
 
     return isolate_op
 
 
 def _isolate_on_one_row():
     def isolate_op(op, output_layout, input_layout):  # "a small example": one row
-        gen = torch.Generator().manual_seed(0)
-        start = torch.randn(1, 4, generator=gen)
-        a, b = torch.randn(1, 4, generator=gen), torch.rand(1, 4, generator=gen) + 0.5
-        expected = start.clone()
-        OP_CALLS[op](expected, a, b)
-        out = laid_out(start, output_layout, emps.DEVICE)
-        OP_CALLS[op](out, *(laid_out(t, input_layout, emps.DEVICE) for t in (a, b)))
-        return "updates" if torch.equal(out.cpu(), expected) else "lost"
+        return _measured(op, _random_inputs((1, 4)), output_layout, input_layout)
 
     return isolate_op
 

@@ -27,14 +27,14 @@ from __future__ import annotations
 import os
 import statistics
 import time
-from collections.abc import Callable, Iterable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import torch
 from matplotlib.figure import Figure
 
+from course.devices import pinned_threads
 from course.errors import CourseError, require_choice, require_int
 from course.figures import REFERENCE_LINE, describe, fitted_figure, series_style
 from course.kernels.cpp.build import op
@@ -133,17 +133,6 @@ def last_level_cache_bytes(folder: Path = CPU_CACHES) -> int | None:
         if digits.isdigit():
             sizes.append(int(digits) * scale)
     return max(sizes, default=None)
-
-
-@contextmanager
-def pinned_threads(threads: int) -> Iterator[None]:
-    """torch's intra-op thread count fixed at `threads` inside, restored afterwards."""
-    before = torch.get_num_threads()
-    torch.set_num_threads(threads)
-    try:
-        yield
-    finally:
-        torch.set_num_threads(before)
 
 
 def clock_for(threads: int) -> Callable[[], float]:

@@ -17,10 +17,9 @@ another run than the one the text builds on.
 
 from __future__ import annotations
 
-import contextlib
 import copy
 import functools
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import NoReturn
 
@@ -28,6 +27,7 @@ import numpy as np
 import torch
 
 from course import emps
+from course.devices import pinned_threads
 from course.errors import CourseError
 from course.exercises import (
     Exercise,
@@ -740,23 +740,11 @@ STORY_STEPS = 30  # trainer(steps=30), as 01.frozen's prompt names it
 AS_THE_RUN = 5e-3  # of what training moved each tensor: thread counts differ by ~1e-6 of it
 
 
-@contextlib.contextmanager
-def _threads(count: int) -> Iterator[None]:
-    """torch's CPU thread count set to `count` for a while: the reference run is repeatable and,
-    on a machine whose cores are shared, far quicker on one thread than on several."""
-    before = torch.get_num_threads()
-    torch.set_num_threads(count)
-    try:
-        yield
-    finally:
-        torch.set_num_threads(before)
-
-
 @functools.cache
 def _story_end() -> dict[str, torch.Tensor]:
     """fresh_model()'s values after trainer(steps=30): where the story's run takes them."""
     model = fresh_model()
-    with _threads(1):
+    with pinned_threads(1):
         trainer(steps=STORY_STEPS)(model)
     return _values(model)
 

@@ -110,14 +110,8 @@ def _isolate_on(shape: tuple[int, ...], dtype: torch.dtype = torch.float32):
     """The reference experiment on tensors of another shape or dtype."""
 
     def isolate_op(op, output_layout, input_layout):
-        gen = torch.Generator().manual_seed(2)
-        start, a = (torch.randn(shape, generator=gen, dtype=dtype) for _ in range(2))
-        b = torch.rand(shape, generator=gen, dtype=dtype) + 0.5
-        expected = start.clone()
-        OP_CALLS[op](expected, a, b)
-        out = laid_out(start, output_layout, emps.DEVICE)
-        OP_CALLS[op](out, *(laid_out(t, input_layout, emps.DEVICE) for t in (a, b)))
-        return "updates" if torch.equal(out.cpu(), expected) else "lost"
+        tensors = isolating._random_inputs(shape, seed=2, dtype=dtype)
+        return isolating._measured(op, tensors, output_layout, input_layout)
 
     return isolate_op
 

@@ -20,7 +20,6 @@ from course.kernels.cpp.bench import (
     clock_for,
     last_level_cache_bytes,
     method_line,
-    pinned_threads,
     plot,
     ratio,
     run_rounds,
@@ -137,14 +136,6 @@ def test_last_level_cache_is_read_from_sysfs(tmp_path):
         (tmp_path / index / "size").write_text(size + "\n")
     assert last_level_cache_bytes(tmp_path) == 266240 << 10
     assert last_level_cache_bytes(tmp_path / "missing") is None
-
-
-def test_pinned_threads_are_restored_after_an_error():
-    before = torch.get_num_threads()
-    with pytest.raises(RuntimeError), pinned_threads(1):
-        assert torch.get_num_threads() == 1
-        raise RuntimeError("inside")
-    assert torch.get_num_threads() == before
 
 
 @pytest.mark.parametrize(

@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 import torch
 
+from course.devices import pinned_threads
 from course.exercises import check
 from course.model.runs import fresh_model, trainer
 from course.story.exercises import weights
@@ -209,7 +210,7 @@ def test_other_right_snapshots_pass(index):
 def test_the_story_run_on_two_threads_passes():
     """The checker redoes the run on one thread; the learner's, on two, rounds otherwise."""
     model = fresh_model()
-    with weights._threads(2):
+    with pinned_threads(2):
         frozen = sorted(set(_frozen_by_loop(model, trainer(steps=30))))
     assert check("01.frozen", (model, frozen)).passed
 
@@ -217,7 +218,7 @@ def test_the_story_run_on_two_threads_passes():
 @pytest.mark.parametrize("options", [{"steps": 29}, {"steps": 30, "lr": 3e-3 * 1.01}])
 def test_a_step_less_or_a_learning_rate_1pct_off_is_another_run(options):
     model = fresh_model()
-    with weights._threads(1):
+    with pinned_threads(1):
         frozen = weights.frozen_names(model, trainer(**options))
     verdict = check("01.frozen", (model, frozen))
     assert not verdict.passed and "not where trainer(steps=30) takes" in verdict.message
