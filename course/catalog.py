@@ -35,6 +35,7 @@ class Lesson:
     goals: tuple[str, ...]
     needs: frozenset[str] = field(default_factory=frozenset)  # e.g. {"compiler"}
     preview: str = ""
+    checks: tuple[str, ...] = ()  # the modules that register its exercises and predictions
 
     @property
     def preview_question(self) -> str:
@@ -54,6 +55,7 @@ LESSONS: tuple[Lesson, ...] = (
             "try an answer, a function and a prediction",
             "see your saved progress",
         ),
+        checks=("course.start.exercises",),
     ),
     Lesson(
         "01_the_plateau.ipynb",
@@ -65,6 +67,7 @@ LESSONS: tuple[Lesson, ...] = (
             "try to tune the plateau away",
             "write the check of which weights never moved",
         ),
+        checks=("course.story.exercises",),
     ),
     Lesson(
         "02_isolating.ipynb",
@@ -76,6 +79,7 @@ LESSONS: tuple[Lesson, ...] = (
             "read Adam's state yourself",
             "compare tensor metadata",
         ),
+        checks=("course.isolation.exercises",),
     ),
     Lesson(
         "03_inside_adam.ipynb",
@@ -89,6 +93,7 @@ LESSONS: tuple[Lesson, ...] = (
             "break two ops one at a time",
         ),
         preview="What does one optimizer step do, one operation at a time?",
+        checks=("course.adam.exercises",),
     ),
     Lesson(
         "04_strides.ipynb",
@@ -102,6 +107,7 @@ LESSONS: tuple[Lesson, ...] = (
             "trace the story's initialisation to the encoder's stride",
         ),
         preview="What does a tensor hold besides its values, and where does that come from?",
+        checks=("course.layout.exercises",),
     ),
     Lesson(
         "05_dispatch.ipynb",
@@ -114,6 +120,7 @@ LESSONS: tuple[Lesson, ...] = (
             "plant the 2.2.1 bug in your CPU's table",
             "define an op with a fake kernel",
         ),
+        checks=("course.dispatch.exercises",),
     ),
     Lesson(
         "06_placeholder.ipynb",
@@ -128,6 +135,7 @@ LESSONS: tuple[Lesson, ...] = (
             "see what macOS 15 changed",
         ),
         preview="What does a device's kernel do with the tensors it is handed?",
+        checks=("course.kernels.exercises.placeholder",),
     ),
     Lesson(
         "07_compiled_kernels.ipynb",
@@ -142,6 +150,7 @@ LESSONS: tuple[Lesson, ...] = (
         ),
         frozenset({"compiler"}),
         preview="What must a compiled C++ kernel get right, and what does getting it right cost?",
+        checks=("course.kernels.exercises.compiled",),
     ),
     Lesson(
         "08_pattern_strikes_again.ipynb",
@@ -154,6 +163,7 @@ LESSONS: tuple[Lesson, ...] = (
             "see PyTorch's own tests miss the in-place bug",
             "find a real bug in your CPU build",
         ),
+        checks=("course.audit.exercises",),
     ),
     Lesson(
         "09_case_closed.ipynb",
@@ -165,6 +175,7 @@ LESSONS: tuple[Lesson, ...] = (
             "recover the ground-truth features",
             "write the checklist's checks of a model and of its optimizer's state",
         ),
+        checks=("course.casefile.exercises",),
     ),
     Lesson(
         "10_your_case.ipynb",
