@@ -1,4 +1,7 @@
-"""Every exercise: its reference passes its checker, and every known wrong answer fails."""
+"""The exercise machinery: checks, blanks, hints, solutions, predictions, one lesson at a time.
+
+Each exercise's reference and wrong answers are run by tests/test_corpora.py and the lessons'
+tests; here the shared behaviour every exercise relies on."""
 
 from __future__ import annotations
 
@@ -13,24 +16,11 @@ from nbclient import NotebookClient
 from course import exercises, journal
 from course.adam import scratch
 from course.errors import CourseError
-from tests.corpus import with_corpus
+from course.exercises import registry
+from tests.corpus import reference
 from tests.known_failures import listed
 
 ALL = exercises.all_exercises()
-
-
-@pytest.mark.parametrize("name", sorted(ALL))
-def test_reference_solution_passes(name):
-    verdict = exercises.check(name, ALL[name].reference())
-    assert verdict.passed, str(verdict)
-
-
-def test_every_exercise_has_a_corpus_of_wrong_answers():
-    """Each exercise's wrong answers are checked in its lesson's tests (tests/corpus.py), each
-    rejected with feedback naming its cause: no sweep here repeats them (07.write_kernel's alone
-    cost ~30 s of CPU a second time, a compile and a child process each)."""
-    missing = sorted(set(ALL) - with_corpus())
-    assert not missing, f"no corpus_cases(...) of wrong answers for {missing}"
 
 
 # "Which of these" questions still checked like exercises (issue 24): each becomes a Prediction.
@@ -41,7 +31,7 @@ PICKS: set[str] = set()
 def test_a_check_is_not_a_pick_from_a_short_list(name):
     """A check may be retried until it passes, so one label or number as its answer would pass
     any guess after a few tries: such a question is a Prediction (committed once)."""
-    answer = ALL[name].reference()
+    answer = reference(name)
     label = isinstance(answer, str) and "\n" not in answer and len(answer) <= 40
     assert not (label or isinstance(answer, bool | int)), (
         f"{name}'s answer is the pick {answer!r}: ask it with register_prediction, not check"
@@ -102,7 +92,7 @@ def test_every_check_hint_and_solution_is_journaled(fresh):
     exercises.check("02.did_not_move", lambda before, after: True)
     exercises.hint("02.did_not_move")
     exercises.solution("02.did_not_move")
-    exercises.check("02.did_not_move", ALL["02.did_not_move"].reference())
+    exercises.check("02.did_not_move", reference("02.did_not_move"))
     events = [(e.event, e.passed) for e in journal.load()]
     assert events == [("check", False), ("hint", None), ("solution", None), ("check", True)]
 
@@ -118,10 +108,10 @@ def test_hint_and_solution_in_one_cell_both_show_once_each(tmp_path):
     """Run in a real kernel: display, not only return, and no second copy of the last one."""
     cell = "\n".join(
         [
-            "from course.exercises import Exercise, hint, passed, register, solution",
-            "def reference():",
-            "    return 42",
-            "register(Exercise('99.both', 'p', lambda a: passed('ok'), 'HINT-TEXT', reference))",
+            "from course.exercises import Exercise, hint, instructor_mode, passed, register",
+            "from course.exercises import solution",
+            "register(Exercise('99.both', 'p', lambda a: passed('ok'), 'HINT-TEXT', 2))",
+            "instructor_mode(True)",
             "hint('99.both')",
             "solution('99.both')",
         ]
@@ -131,13 +121,13 @@ def test_hint_and_solution_in_one_cell_both_show_once_each(tmp_path):
     texts = [o.get("data", {}).get("text/plain", "") for o in nb.cells[0].outputs]
     shown = "\n".join(texts)
     assert shown.count("HINT-TEXT") == 1, texts
-    assert shown.count("return 42") == 1, texts
+    assert shown.count("No solution to show for 99.both") == 1, texts
 
 
 @pytest.fixture
 def careful(fresh, monkeypatch):
     """A checker that catches the learner's exceptions itself, as many do per variant."""
-    monkeypatch.setattr(exercises, "_REGISTRY", dict(exercises._REGISTRY))
+    monkeypatch.setattr(registry, "_REGISTRY", dict(registry._REGISTRY))
 
     def checker(fn):
         try:
@@ -145,7 +135,7 @@ def careful(fresh, monkeypatch):
         except Exception as exc:
             return exercises.failed(f"on 2 your function raised {type(exc).__name__}: {exc}")
 
-    exercises.register(exercises.Exercise("99.square", "p", checker, "h", lambda: lambda x: x * x))
+    exercises.register(exercises.Exercise("99.square", "p", checker, "h", 2))
     return fresh
 
 
@@ -274,15 +264,17 @@ def test_a_real_not_implemented_error_is_a_real_failure(careful):
     assert exercises.check("99.square", lambda x: x * x).passed
 
 
-def test_unknown_exercise_lists_the_known_ones():
-    with pytest.raises(CourseError, match="known exercises"):
+def test_unknown_exercise_lists_its_lessons_exercises():
+    with pytest.raises(CourseError, match="lesson 02's exercises: 02.adam_state"):
+        exercises.check("02.nope", 1)
+    with pytest.raises(CourseError, match="not an exercise name"):
         exercises.check("99.nope", 1)
 
 
 @pytest.fixture
 def coin(fresh, monkeypatch):
     """A registered prediction whose experiment always says "heads"; forgotten afterwards."""
-    monkeypatch.setattr(exercises, "_PREDICTIONS", {})
+    monkeypatch.setattr(registry, "_PREDICTIONS", {})
     monkeypatch.setattr(exercises, "_PREDICTED", {})
     calls = []
 
@@ -338,8 +330,8 @@ def test_an_off_list_choice_is_not_yet_never_a_traceback(coin, choice):
 
 
 def test_an_unknown_prediction_lists_the_known_ones(coin):
-    with pytest.raises(CourseError, match="no prediction named '99.dice'"):
-        exercises.predict("99.dice", "six")
+    with pytest.raises(CourseError, match="no prediction named '02.dice'; lesson 02's predictions"):
+        exercises.predict("02.dice", "six")
     assert "No prediction yet" in exercises.predict("99.coin", ...)
 
 
@@ -355,9 +347,9 @@ def test_explanations_are_wrapped_to_the_cell(coin):
 
 
 def test_a_name_is_a_prediction_or_an_exercise_never_both(coin, monkeypatch):
-    monkeypatch.setattr(exercises, "_REGISTRY", dict(exercises._REGISTRY))
+    monkeypatch.setattr(registry, "_REGISTRY", dict(registry._REGISTRY))
     with pytest.raises(CourseError, match="is a prediction already"):
-        exercises.register(exercises.Exercise("99.coin", "p", exercises.passed, "h", lambda: 1))
+        exercises.register(exercises.Exercise("99.coin", "p", exercises.passed, "h", 2))
     with pytest.raises(CourseError, match="is a checked exercise already"):
         exercises.register_prediction(
             exercises.Prediction("02.did_not_move", "?", ("a", "b"), lambda: "a", "e")
