@@ -12,7 +12,7 @@ JOBS ?= 2
 NBVAL := --nbval-lax --nbval-current-env --nbval-sanitize-with tests/nbval_sanitize.cfg
 
 .PHONY: lab test test-unit test-notebooks test-browser lint format notebooks slides site doctor clean
-.PHONY: test-torch cell-times learner
+.PHONY: test-torch cell-times learner guide release
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -24,6 +24,12 @@ $(STAMP): pyproject.toml
 
 venv: $(STAMP)
 
+# nbgrader, for instructors and the tests of grading only (never in a learner's `make lab`).
+TEACH_STAMP := $(VENV)/.course-teach-installed
+$(TEACH_STAMP): $(STAMP)
+	$(BIN)/python -m pip install -q -e '.[teach]'
+	touch $(TEACH_STAMP)
+
 # Learners work in workspace/ (untracked), made from the committed learner copies in learner/:
 # `git pull` never conflicts with their notebooks, and an edited one is never overwritten
 # (a lesson changed upstream lands beside it as NN_name.new.ipynb; scripts/lab_workspace.py).
@@ -31,11 +37,20 @@ lab: $(STAMP)
 	$(BIN)/python scripts/lab_workspace.py
 	$(BIN)/jupyter lab workspace/00_start_here.ipynb $(LAB_ARGS)
 
+# For instructors: a guide per notebook (build/guide/*.md and build/site/instructor/*.html; with
+# JOURNALS=DIR, what a room predicted), and a student release with no solution in it.
+guide: $(STAMP)
+	$(BIN)/python scripts/make_guide.py $(if $(JOURNALS),--journals $(JOURNALS))
+
+release: $(STAMP)
+	@test -n "$(DIR)" || (echo "usage: make release DIR=/path/to/new/folder" && exit 2)
+	$(BIN)/python scripts/make_release.py $(DIR)
+
 # The learner copies (no outputs, no solutions) regenerated from the reference notebooks.
 learner: $(STAMP)
 	$(BIN)/python scripts/make_learner_copies.py
 
-test: lint
+test: lint $(TEACH_STAMP)
 	$(BIN)/python -m pytest -n $(JOBS) --dist loadfile -p no:cacheprovider tests notebooks $(NBVAL) -m "not browser"
 
 test-unit: $(STAMP)

@@ -191,6 +191,104 @@ LESSONS: tuple[Lesson, ...] = (
 )
 
 
+@dataclass(frozen=True)
+class RoomSlot:
+    """One lesson's part of a 3-hour workshop: its minutes in the room, what the room does (exercise
+    and prediction names, or a short description), and what is left as homework."""
+
+    lesson: str  # the notebook's number, "03"
+    minutes: int
+    room: tuple[str, ...]
+    homework: tuple[str, ...] = ()
+
+
+# A 3-hour room (180 minutes, no break; for a 10-minute break, make 09 homework): the spine of
+# the investigation, the rest as homework; sections a notebook marks *(optional)* are always cut.
+# README's workshop table and the instructor's guides are generated from this one list.
+ROOM: tuple[RoomSlot, ...] = (
+    RoomSlot("00", 0, ("set-up at home, with `00.on_emps` and `00.device_type`",)),
+    RoomSlot(
+        "01",
+        20,
+        ("the plateau", "two sweep runs", "01.how_many_frozen", "01.snapshot", "01.frozen_names"),
+        ("01.floor", "01.loss_floor", "01.frozen"),
+    ),
+    RoomSlot(
+        "02",
+        35,
+        (
+            "02.two_variables",
+            "02.did_not_move",
+            "02.sgd_step",
+            "02.encoder_moves",
+            "02.adam_state",
+            "02.zero_pattern",
+        ),
+        (
+            "02.grad_check",
+            "02.update_size",
+            "02.frozen_after",
+            "02.differences",
+            "02.float32_run",
+            "02.float64_run",
+            "02.contiguous_run",
+            "02.contiguous",
+        ),
+    ),
+    RoomSlot(
+        "03",
+        25,
+        ("03.which_ops", "03.isolate_op", "03.lost_ops", "03.which_explodes"),
+        ("03.adam_step", "bias correction"),
+    ),
+    RoomSlot(
+        "04",
+        25,
+        ("04.address", "04.is_contiguous", "04.clone_layout"),
+        ("04.view_rules", "04.make_contiguous", "04.transpose_writes", "04.find_mps_bug"),
+    ),
+    RoomSlot(
+        "05",
+        10,
+        ("instructor demo of the dispatch explorer and the registry rows", "05.override"),
+        ("05.kernel_for", "05.keys_that_run", "05.custom_op", "05.binding", "05.call_order"),
+    ),
+    RoomSlot(
+        "06",
+        35,
+        ("06.lost_write", "06.kernel_test", "06.fix_addcmul"),
+        ("06.output_placeholder", "06.macos15"),
+    ),
+    RoomSlot(
+        "08", 15, ("08.lost_writes",), ("08.verdict", "08.random_verdict", "08.which_layouts")
+    ),
+    RoomSlot(
+        "09",
+        10,
+        ("09.which_fixes", "09.tie_weights"),
+        ("09.suspects", "09.state_suspects"),
+    ),
+    RoomSlot("", 5, ("wrap-up: what we learned",), ("07 (compiled C++)", "10 (your own case)")),
+)
+
+
+def room_slot(entry: Lesson) -> RoomSlot | None:
+    """A lesson's part of the 3-hour room, or None when the whole lesson is homework."""
+    return next((s for s in ROOM if s.lesson == entry.filename[:2] and s.lesson), None)
+
+
+def room_table() -> str:
+    """README's workshop table, from `ROOM`."""
+    rows = ["| time | notebook | in the room | homework |", "|---|---|---|---|"]
+    for slot in ROOM:
+        room, home = (
+            ", ".join(f"`{i}`" if EXERCISE_NAME.fullmatch(f'"{i}"') else i for i in items)
+            for items in (slot.room, slot.homework)
+        )
+        rows.append(f"| {slot.minutes or 'before'} | {slot.lesson} | {room} | {home} |")
+    return "\n".join(rows)
+
+
 def lesson(filename: str) -> Lesson:
     """Return the catalogue entry for a notebook file name."""
     for entry in LESSONS:

@@ -40,6 +40,7 @@ FILENAME = "progress.jsonl"
 EXERCISE_EVENTS = ("check", "hint", "solution")
 EVENTS = (*EXERCISE_EVENTS, "predict")
 STUCK_ATTEMPTS = 3  # failed checks (without a pass) after which an instructor should look
+STUCK_QUIET_MINUTES = 3  # ... once no new try came for this long: a learner iterating is not stuck
 DONE = ("passed", "predicted")  # the statuses that finish an exercise in the tallies
 # A mystery case's checks (course.mystery): not registered exercises, but listed in the progress
 # tables like them, so "not started" shows before the first one.
@@ -141,7 +142,7 @@ def load(path: Path | None = None) -> list[Event]:
         shown = ", ".join(map(str, skipped[:10])) + (", ..." if len(skipped) > 10 else "")
         warnings.warn(
             f"{path}: skipped {len(skipped)} unreadable line(s) (line {shown}); a journal line "
-            'is one JSON event such as {"t": 1700000000.0, "exercise": "04.strides", '
+            'is one JSON event such as {"t": 1700000000.0, "exercise": "04.address", '
             '"event": "check", "passed": true}',
             stacklevel=2,
         )
@@ -301,6 +302,25 @@ def learner_files(directory: Path) -> dict[str, Path]:
     return found
 
 
+def idle_text(minutes: float) -> str:
+    """Idle time as a person reads it: minutes, then hours, then days, capped at a month."""
+    if minutes < 60:
+        return f"{round(minutes)} min"
+    if minutes < 48 * 60:
+        return f"{round(minutes / 60)} h"
+    days = round(minutes / (24 * 60))
+    return f"{days} d" if days <= 30 else "> 30 d"
+
+
+def stuck(s: Standing, now: float) -> bool:
+    """3+ failed checks, and none in the last few minutes: not a learner iterating right now."""
+    return (
+        s.status == "trying"
+        and s.attempts >= STUCK_ATTEMPTS
+        and (now - s.last >= STUCK_QUIET_MINUTES * 60)
+    )
+
+
 def class_rows(journals: dict[str, Sequence[Event]], now: float | None = None) -> list[dict]:
     """A room at a glance: a row per learner, where they are and whether they look stuck."""
     now = time.time() if now is None else now
@@ -310,22 +330,28 @@ def class_rows(journals: dict[str, Sequence[Event]], now: float | None = None) -
         trying = [s for s in table if s.status == "trying"]
         current = max(trying, key=lambda s: s.last, default=None)
         last = max((e.t for e in events), default=0.0)  # a prediction is activity too
+        cases = [e.case for e in sorted(events, key=lambda e: e.t) if e.case is not None]
         rows.append(
             {
                 "learner": learner,
                 "done": sum(s.done for s in table),
+                "solutions": sum(s.solution for s in table),
+                "predictions": len({e.exercise for e in events if e.event == "predict"}),
                 "working on": current.exercise if current else "-",
                 "attempts": current.attempts if current else "",
                 "hints": current.hints if current else "",
-                "stuck": "STUCK" if current and current.stuck else "",
-                "idle min": round((now - last) / 60) if last else "",
+                "stuck": "STUCK" if current and stuck(current, now) else "",
+                "idle": idle_text(max(0.0, now - last) / 60) if last else "",
+                "case": cases[-1] if cases else "",
             }
         )
     return rows
 
 
-def exercise_rows(journals: dict[str, Sequence[Event]]) -> list[dict]:
-    """A room per exercise: who passed, who predicted wrong, who is still trying (and stuck)."""
+def exercise_rows(journals: dict[str, Sequence[Event]], now: float | None = None) -> list[dict]:
+    """A room per exercise: who passed (and how many of them after the solution was shown),
+    who predicted wrong, who is still trying (and stuck)."""
+    now = time.time() if now is None else now
     names = sorted({e.exercise for events in journals.values() for e in exercise_events(events)})
     rows = []
     for name in names:
@@ -334,9 +360,10 @@ def exercise_rows(journals: dict[str, Sequence[Event]]) -> list[dict]:
             {
                 "exercise": name,
                 "passed": sum(s.status == "passed" for s in table.values()),
+                "solution shown": sum(s.solution for s in table.values()),
                 "predicted": sum(s.status == "predicted" for s in table.values()),
                 "trying": sum(s.status == "trying" for s in table.values()),
-                "stuck": ", ".join(sorted(lr for lr, s in table.items() if s.stuck)) or "-",
+                "stuck": ", ".join(sorted(lr for lr, s in table.items() if stuck(s, now))) or "-",
             }
         )
     return rows
@@ -349,7 +376,8 @@ def collect_table(directory: Path, now: float | None = None) -> str:
         return f"No progress files under {directory} (expected <learner>.jsonl files)."
     return (
         f"{len(journals)} learner{'' if len(journals) == 1 else 's'} "
-        f"(STUCK: {STUCK_ATTEMPTS}+ failed checks, not yet passed; done: passed, or a "
-        "prediction committed, right or wrong)\n\n"
-        f"{text_table(class_rows(journals, now))}\n\n{text_table(exercise_rows(journals))}"
+        f"(STUCK: {STUCK_ATTEMPTS}+ failed checks, not yet passed, none in the last "
+        f"{STUCK_QUIET_MINUTES} minutes; done: passed, or a prediction committed, right or wrong; "
+        "solutions: exercises whose reference solution the learner was shown)\n\n"
+        f"{text_table(class_rows(journals, now))}\n\n{text_table(exercise_rows(journals, now))}"
     )

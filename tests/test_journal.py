@@ -171,6 +171,7 @@ def test_the_tables_count_a_wrong_prediction_done_and_show_it_apart():
     assert by_exercise["07.p"] == {
         "exercise": "07.p",
         "passed": 1,
+        "solution shown": 3,
         "predicted": 2,
         "trying": 0,
         "stuck": "-",
@@ -225,10 +226,39 @@ def test_collect_reads_both_layouts_and_names_who_is_stuck(tmp_path):
     assert by_exercise["04.a"] == {
         "exercise": "04.a",
         "passed": 1,
+        "solution shown": 0,
         "predicted": 0,
         "trying": 1,
         "stuck": "ben",
     }
+
+
+def test_a_learner_iterating_right_now_is_not_stuck_and_idle_reads_as_people_say_it():
+    fails = _events(*[(m, "04.a", "check", False) for m in range(4)])
+    iterating = {r["learner"]: r for r in journal.class_rows({"ada": fails}, now=60.0 * 4)}
+    assert iterating["ada"]["stuck"] == "" and iterating["ada"]["idle"] == "1 min"
+    later = journal.class_rows({"ada": fails}, now=60.0 * (3 + journal.STUCK_QUIET_MINUTES))
+    assert later[0]["stuck"] == "STUCK"
+    assert [journal.idle_text(m) for m in (5, 90, 60 * 50, 60 * 24 * 9, 527690)] == [
+        "5 min",
+        "2 h",
+        "2 d",
+        "9 d",
+        "> 30 d",
+    ]
+
+
+def test_the_room_shows_solutions_shown_predictions_and_each_learners_case():
+    events = [
+        *_events((0, "04.a", "check", False), (1, "04.a", "hint", None)),
+        *_events((2, "04.a", "solution", None), (3, "04.a", "check", True)),
+        Event(240.0, "04.clone_layout", "predict", choice="transposed"),
+        Event(300.0, "10.repro", "check", False, case=1234567),
+    ]
+    (row,) = journal.class_rows({"ada": events}, now=600.0)
+    assert (row["solutions"], row["predictions"], row["case"]) == (1, 1, 1234567)
+    by_exercise = {r["exercise"]: r for r in journal.exercise_rows({"ada": events}, now=600.0)}
+    assert by_exercise["04.a"]["solution shown"] == 1 and by_exercise["04.a"]["passed"] == 1
 
 
 def test_collect_from_a_missing_folder_says_so(tmp_path):

@@ -1,9 +1,10 @@
 """The learner copies: generated from the references, fresh, spoiler-free, and runnable as is.
 
 The last tests run every learner copy top to bottom, as a learner who attempted nothing would
-("Run All"): every cell must run, in a notebook that marks its solutions every check(...) must
-answer "not attempted yet", the progress journal must stay empty, and no cell may print a blank
-answer. A crash there is a bug in that lesson's reference notebook.
+("Run All"), inside a student release (scripts/make_release.py: no reference notebooks, no tests,
+the package imported from the release itself): every cell must run, every check(...) must answer
+"not attempted yet", the progress journal must stay empty, and no cell may print a blank answer.
+A crash there is a bug in that lesson's reference notebook.
 """
 
 from __future__ import annotations
@@ -30,6 +31,9 @@ _spec = importlib.util.spec_from_file_location(
 )
 mlc = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(mlc)
+_spec = importlib.util.spec_from_file_location("make_release", ROOT / "scripts/make_release.py")
+make_release = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(make_release)
 
 REFERENCES = sorted(mlc.REFERENCE_DIR.glob("[0-9][0-9]_*.ipynb"))
 COPIES = sorted(mlc.LEARNER_DIR.glob("*.ipynb"))
@@ -198,21 +202,28 @@ class RunAll:
 
 
 @functools.cache
+def release() -> Path:
+    """A student release, written once per test session: what the learner copies run in."""
+    target = Path(tempfile.mkdtemp(prefix="release-")) / "course-release"
+    make_release.write_release(target)
+    return target
+
+
+@functools.cache
 def run_all(path: Path) -> RunAll:
-    """Execute a learner copy once per test session, in a temporary folder and journal."""
+    """Execute a learner copy once per test session, in a student release and a fresh journal."""
     from nbclient import NotebookClient
     from nbclient.exceptions import CellExecutionError
 
-    top = Path(tempfile.mkdtemp(prefix="run-all-"))
-    workdir, progress = top / "learner", top / "progress"
-    workdir.mkdir()
-    if (ROOT / "assets").is_dir():
-        (top / "assets").symlink_to(ROOT / "assets")
-    nb = nbformat.read(path, as_version=4)
-    client = NotebookClient(nb, timeout=600, resources={"metadata": {"path": str(workdir)}})
+    top = release()
+    workdir = Path(tempfile.mkdtemp(prefix="run-all-", dir=top))
+    progress = workdir / "progress"
+    nb = nbformat.read(top / "learner" / path.name, as_version=4)
+    client = NotebookClient(nb, timeout=600, resources={"metadata": {"path": str(top / "learner")}})
     crash = ""
-    saved = os.environ.get(journal.ENV_DIR)
-    os.environ[journal.ENV_DIR] = str(progress)  # the kernel inherits it when it starts
+    # The kernel inherits these when it starts: its journal, and the release's package first.
+    saved = {k: os.environ.get(k) for k in (journal.ENV_DIR, "PYTHONPATH")}
+    os.environ.update({journal.ENV_DIR: str(progress), "PYTHONPATH": str(top)})
     try:
         client.execute()
     except CellExecutionError as exc:
@@ -220,10 +231,11 @@ def run_all(path: Path) -> RunAll:
         where = f"reference cell {errors[0] - 1}" if errors else "a cell"  # copy cell 0: set-up
         crash = f"{path.name}: {where} crashes when the learner attempted nothing:\n{exc}"
     finally:
-        if saved is None:
-            os.environ.pop(journal.ENV_DIR, None)
-        else:
-            os.environ[journal.ENV_DIR] = saved
+        for key, value in saved.items():
+            if value is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = value
     return RunAll(nb, crash, journal.load(progress / journal.FILENAME))
 
 

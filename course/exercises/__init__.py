@@ -23,7 +23,7 @@ from typing import Any
 
 from course import journal
 from course.errors import CourseError
-from course.exercises import registry, solutions
+from course.exercises import grading, registry, solutions
 from course.exercises.blanks import (
     SCAFFOLD,
     blank,
@@ -89,6 +89,7 @@ __all__ = [
 ]
 
 _HINTS_SEEN: set[str] = set()
+_SOLUTIONS_SHOWN: set[str] = set()  # in this session: a pass after it scores less when graded
 _INSTRUCTOR = {"on": os.environ.get("COURSE_INSTRUCTOR", "") not in ("", "0")}
 _PREDICTED: dict[str, str] = {}
 
@@ -121,21 +122,24 @@ def _run_checker(exercise: Exercise, answer: Any) -> Verdict:
     return verdict
 
 
-def check(name: str, answer: Any) -> Verdict:
+def check(name: str, answer: Any) -> Verdict | grading.Score:
     """Check a learner's answer and save the result to the journal; never raises on the answer.
 
     A blank answer (see `untouched`) is "not attempted yet" and is not saved: the journal holds
-    only what the learner really tried."""
+    only what the learner really tried. Under the instructor's autograder (`grading`) the
+    verdict is printed and the points earned are returned, for nbgrader to read."""
     exercise = get(name)
     verdict = blank(answer)
-    if verdict is not None:
-        return verdict
-    verdict = _none_answer() if answer is None else _run_checker(exercise, answer)
-    if not verdict.attempted:
-        return verdict
-    journal.record(name, "check", passed=verdict.passed)
-    if not verdict.passed and not _hint_seen(name) and not _INSTRUCTOR["on"]:
-        verdict.message += f"\n  stuck? run:  {advice('hint', name)}"
+    if verdict is None:
+        verdict = _none_answer() if answer is None else _run_checker(exercise, answer)
+    if grading.grading():  # the instructor's machine: score it, keep no journal of it
+        print(verdict)
+        shown = name in _SOLUTIONS_SHOWN or grading.submitted_journal_shows(name)
+        return grading.score(verdict.passed, exercise.minutes, shown)
+    if verdict.attempted:
+        journal.record(name, "check", passed=verdict.passed)
+        if not verdict.passed and not _hint_seen(name) and not _INSTRUCTOR["on"]:
+            verdict.message += f"\n  stuck? run:  {advice('hint', name)}"
     return verdict
 
 
@@ -166,6 +170,7 @@ def solution(name: str) -> Text:
     except CourseError as error:
         return Shown(f"No solution to show for {name}: {error}")
     journal.record(name, "solution")
+    _SOLUTIONS_SHOWN.add(name)
     return Shown(f"Reference solution for {name}:\n\n{text}")
 
 
