@@ -229,20 +229,19 @@ class MpsKernelHistory:
         return not self.shared_with
 
     def why(self) -> str:
-        """Why the installed row reads as it does, next to 2.2.1's."""
+        """Why the installed row reads as it does, next to 2.2.1's: which kernel, never how it
+        lost writes (that is notebook 06's question, and this prints in notebook 05)."""
         if self.own_kernel:
             return (
-                f"MPS still has its own {self.op} kernel, {self.now} in PointwiseOps.mm: in "
-                f"{STORY_TORCH} it handed a non-contiguous output to a Placeholder and lost the "
-                "write; from 2.4 it computes into a contiguous temporary and copies back "
-                "(notebook 06)."
+                f"MPS still has its own {self.op} kernel, {self.now} in PointwiseOps.mm. What "
+                f"changed inside it between {STORY_TORCH} and 2.4 is notebook 06's question."
             )
         return (
             f"MPS now shares {self.now} with {', '.join(self.shared_with)}: that structured kernel "
             "builds a TensorIterator (every operand's sizes and strides, the output's too) and "
             "calls the device's stub, for which MPS registers a Metal kernel (PyTorch moved "
             "addcmul/addcdiv from MPSGraph to Metal, pytorch/pytorch#196924). The MPS-only "
-            f"{self.then} of the story, and its Placeholder, are gone."
+            f"{self.then} of the story is gone (notebook 06 opens it)."
         )
 
     def __str__(self) -> str:
