@@ -155,10 +155,23 @@ def fetch_all(sources: tuple[Source, ...] = SOURCES) -> list[str]:
     return lines
 
 
+def missing_sources(sources: tuple[Source, ...] = SOURCES) -> list[Source]:
+    """The sources notebook 06 shows that are not in this machine's cache (the doctor asks)."""
+    return [source for source in sources if not cached_path(source).is_file()]
+
+
 def main() -> int:
     """`make fetch-sources`: fill the cache notebook 06 and `make site` read."""
     try:
         lines = fetch_all()
+    except Offline as exc:
+        print(
+            "You are offline (GitHub could not be reached): notebook 06 will show links instead "
+            "of PyTorch's kernel source, and `make site` will too, until you run "
+            f"`make fetch-sources` once while online.\n({exc})",
+            file=sys.stderr,
+        )
+        return 1
     except CourseError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1

@@ -117,6 +117,7 @@ def test_fetch_sources_fills_the_cache_notebook_06_reads_offline(monkeypatch, tm
     assert sorted(github.urls) == sorted({s.raw_url for s in upstream.SOURCES})  # once each
     for source in upstream.SOURCES:
         assert upstream.cached_path(source).is_file()
+    assert upstream.missing_sources() == []
     monkeypatch.setenv("COURSE_OFFLINE", "1")  # the workshop room
     monkeypatch.setattr(upstream.urllib.request, "urlopen", _no_network)
     text = upstream.show(*upstream.SOURCES)
@@ -128,8 +129,11 @@ def test_fetch_sources_fails_clearly_offline_or_on_a_moved_function(monkeypatch,
     monkeypatch.setenv("COURSE_CACHE_DIR", str(tmp_path))
     monkeypatch.setenv("COURSE_OFFLINE", "0")
     monkeypatch.setattr(upstream.urllib.request, "urlopen", _no_network)
+    assert upstream.missing_sources() == list(upstream.SOURCES)
     assert upstream.main() == 1
-    assert "could not fetch https://raw.githubusercontent.com" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert err.startswith("You are offline") and "notebook 06 will show links" in err
+    assert "could not fetch https://raw.githubusercontent.com" in err
     cached = upstream.cached_path(upstream.BROKEN)
     cached.parent.mkdir(parents=True)
     cached.write_text("// PyTorch renamed everything\n")
