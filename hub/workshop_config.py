@@ -17,11 +17,18 @@ read each other's files, and one runaway kernel must not take the whole machine'
 limit (README's sizing table gives the number to set); DockerSpawner is the container
 alternative. The Littlest JupyterHub (TLJH) sets all of this up on one machine in one command.
 
+With dynamic users, each learner's home is /var/lib/private/NAME, so the instructor's room view
+is `python -m course progress --collect /var/lib/private` (run as root).
+
 Run on the hub machine, as root, with the course installed in the hub's Python environment:
     COURSE_ROOM_PASSWORD=... COURSE_ADMIN_PASSWORD=... jupyterhub -f workshop_config.py
 """
 
 import os
+
+CORES_PER_LEARNER = 1.0  # README's sizing table: cores per learner as well as memory
+THREADS = max(1, int(CORES_PER_LEARNER))
+CACHE_DIR = "/srv/pytorch-internals-course"
 
 c = get_config()  # noqa: F821 -- JupyterHub defines get_config in the config file's namespace
 
@@ -38,9 +45,17 @@ c.Authenticator.allow_all = True  # anyone with the room password; list names to
 c.JupyterHub.spawner_class = "systemdspawner.SystemdSpawner"
 c.SystemdSpawner.dynamic_users = True  # a fresh Unix user per learner, no accounts to create
 c.SystemdSpawner.mem_limit = "2G"  # README's sizing table: per-learner peak plus headroom
-c.SystemdSpawner.cpu_limit = 1.0
+c.SystemdSpawner.cpu_limit = CORES_PER_LEARNER
 c.Spawner.default_url = "/lab"
-c.Spawner.environment = {"OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
+c.Spawner.environment = {
+    # torch sizes its thread pool from these: one math thread per core of the learner's share, so
+    # a room of training cells does not oversubscribe the machine (README's sizing: cores too)
+    "OMP_NUM_THREADS": str(THREADS),
+    "MKL_NUM_THREADS": str(THREADS),
+    # notebook 06's kernel sources and the C++ builds, read by every learner: fill it once, as
+    # root, while online: `COURSE_CACHE_DIR=/srv/pytorch-internals-course make fetch-sources`
+    "COURSE_CACHE_DIR": CACHE_DIR,
+}
 # Stop servers idle for an hour (pip install jupyterhub-idle-culler).
 c.JupyterHub.services = [
     {

@@ -59,6 +59,9 @@ def test_the_workshop_recipe_uses_a_real_authenticator_and_limits(monkeypatch):
     assert c.JupyterHub.authenticator_class not in ("dummy", "null")
     assert c.SharedPasswordAuthenticator.user_password == "room"
     assert c.SystemdSpawner.mem_limit and c.SystemdSpawner.cpu_limit
+    env = c.Spawner.environment
+    assert env["COURSE_CACHE_DIR"]  # notebook 06's sources, filled once for every learner
+    assert int(env["OMP_NUM_THREADS"]) <= c.SystemdSpawner.cpu_limit  # threads fit the share
 
 
 @pytest.mark.parametrize(
