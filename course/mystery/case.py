@@ -408,7 +408,7 @@ class Case:
         if not INSTRUCTOR_STATE["on"]:
             raise CourseError(
                 "answer() is for instructors: call course.exercises.instructor_mode(True) or set "
-                "COURSE_INSTRUCTOR=1 first. Stuck? case.hint() gives the next step of the method."
+                f"COURSE_INSTRUCTOR=1 first. {HINT_LINE.capitalize()} (the next step of the method)."
             )
         return Answer(self._spec)
 
