@@ -407,8 +407,9 @@ class Case:
         """The culprit, its condition, the reference repro and fix (instructors only)."""
         if not INSTRUCTOR_STATE["on"]:
             raise CourseError(
-                "answer() is for instructors: call course.exercises.instructor_mode(True) or set "
-                f"COURSE_INSTRUCTOR=1 first. {HINT_LINE.capitalize()} (the next step of the method)."
+                "answer() is for instructors: call course.exercises.instructor_mode(True) or "
+                f"set COURSE_INSTRUCTOR=1 first. {HINT_LINE.capitalize()}: the next step of the "
+                "method."
             )
         return Answer(self._spec)
 
