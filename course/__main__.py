@@ -2,7 +2,8 @@
 
 Each command lives in the module that owns its concept and exposes `cli(argv) -> int`; this file
 only routes, importing a module when its command is used (so `doctor` works even where torch
-is broken).
+is broken). No command's module imports ipywidgets: every command runs without the widget stack
+(`tests/test_without_widgets.py`), and the doctor reports it missing instead of dying of it.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ COMMANDS = {
     "doctor": ("course.doctor", "report on this machine's readiness for each notebook"),
     "plateau": ("course.story.cli", "reproduce the loss plateau on the emulated MPS device"),
     "mps-check": ("course.mps_check", "on a real Mac: does this torch still drop the writes?"),
-    "audit": ("course.audit.core", "find kernels that mishandle non-contiguous outputs"),
+    "audit": ("course.audit.cli", "find kernels that mishandle non-contiguous outputs"),
     "progress": ("course.start.tracker", "your exercise progress; --collect DIR for a workshop"),
     "mystery": ("course.mystery", "open an unseen bug case: its brief, then its training run"),
 }

@@ -8,6 +8,7 @@ before starting which cells will run and which will skip with a reason.
 from __future__ import annotations
 
 import argparse
+import importlib
 import importlib.metadata
 import json
 import platform
@@ -17,8 +18,8 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from course.catalog import LESSONS
+from course.markup import html_table
 from course.requirements import TORCH_FLOOR, TORCH_FLOOR_TEXT
-from course.ui import html_table
 
 
 @dataclass
@@ -98,12 +99,18 @@ def _os_check() -> Check:
 
 
 def _widget_check() -> Check:
+    """The widget stack's versions, and whether ipywidgets imports: an install this Python
+    cannot import (broken, or another environment's) leaves every panel blank."""
     versions = {p: _version(p) for p in ("ipywidgets", "jupyterlab", "jupyterlab_widgets")}
     missing = [p for p, v in versions.items() if v is None]
     detail = ", ".join(f"{p} {v}" for p, v in versions.items() if v)
-    return Check(
-        "widgets", not missing, detail + (f"; missing: {', '.join(missing)}" if missing else "")
-    )
+    if missing:
+        return Check("widgets", False, f"{detail}; missing: {', '.join(missing)}")
+    try:
+        importlib.import_module("ipywidgets")
+    except Exception as exc:
+        return Check("widgets", False, f"{detail}; cannot import ipywidgets: {exc}")
+    return Check("widgets", True, detail)
 
 
 def checks() -> list[Check]:

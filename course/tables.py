@@ -1,7 +1,8 @@
 """Fixed-width text tables: the one way the course prints rows in a checked notebook cell.
 
-HTML tables (course.ui.html_table) suit widgets; text suits nbval, which compares a cell's printed
-text exactly, so every lesson prints its table through this function and they all look alike.
+HTML tables (course.markup.html_table) suit widgets; text suits nbval, which compares a cell's
+printed text exactly, so every lesson prints its table through this function and they all look
+alike.
 """
 
 from __future__ import annotations

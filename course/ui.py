@@ -13,8 +13,9 @@ are disabled and a status line appears at once; `panel.progress` is a progress c
 reaches its panel by declaring a `panel` parameter: the panel passes itself, from the very first
 drawing (made once the panel is built), so no widget needs to smuggle the panel into its own
 callback. A repeated click with unchanged settings says so instead of silently doing nothing.
-Figures are sized and rendered by `course.figures` (matplotlib only); this module is the
-ipywidgets half.
+Figures are sized and rendered by `course.figures` (matplotlib only), and the HTML pieces a panel
+shows (`message_html`, `html_table`) by `course.markup`; this module is the ipywidgets half, and
+the only shared module that imports ipywidgets, so the command line and the checkers never need it.
 
 Accessible by design: every control must carry a `description` (the label a screen reader
 reads; Panel refuses one without), a panel's figure has alt text (`course.figures.figure_alt`:
@@ -38,6 +39,7 @@ from matplotlib.figure import Figure
 
 from course.errors import CourseError
 from course.figures import describe, figure_alt, figure_png, fitted_figure, integer_ticks
+from course.markup import message_html
 
 
 @dataclass
@@ -52,44 +54,6 @@ class Drawing:
     figure: Figure | None = None
     html: str = ""
     note: str = ""
-
-
-def message_html(text: str, kind: str = "error") -> str:
-    """An HTML box for a message; `kind` is 'error', 'info' or 'ok'."""
-    colours = {"error": "#b00020", "info": "#1f5fa8", "ok": "#1b7f3b"}
-    colour = colours.get(kind, colours["info"])
-    body = html.escape(text).replace("\n", "<br>")
-    return (
-        f'<div style="border-left:4px solid {colour};padding:4px 8px;color:{colour}">{body}</div>'
-    )
-
-
-def html_table(rows: list[Mapping[str, object]], colours: Mapping[str, str] | None = None) -> str:
-    """A plain HTML table from dict rows; a cell whose text is a key of `colours` gets that fill."""
-    if not rows:
-        return "<p><em>(no rows)</em></p>"
-    colours = colours or {}
-    head = "".join(
-        f"<th style='text-align:left;padding:2px 8px'>{html.escape(k)}</th>" for k in rows[0]
-    )
-    body = []
-    for row in rows:
-        cells = []
-        for value in row.values():
-            text = html.escape(str(value))
-            fill = colours.get(str(value))
-            # JupyterLab right-aligns table cells by default; prose and labels read from the left
-            style = "padding:2px 8px;text-align:left" + (f";background:{fill}" if fill else "")
-            cells.append(f"<td style='{style};{_cell_wrap(text)}'>{text}</td>")
-        body.append("<tr>" + "".join(cells) + "</tr>")
-    table = f"<table style='border-collapse:collapse'><tr>{head}</tr>{''.join(body)}</table>"
-    # a wide table scrolls inside its own box instead of pushing the notebook sideways
-    return f"<div style='max-width:100%;overflow-x:auto;contain:inline-size'>{table}</div>"
-
-
-def _cell_wrap(text: str) -> str:
-    """Short cells never break ("silent-no-write" stays whole); long prose wraps at spaces."""
-    return "white-space:nowrap" if len(text) <= 40 else "white-space:normal;min-width:16em"
 
 
 SLIDERS = (
@@ -167,6 +131,8 @@ class Panel(widgets.VBox):
 
     `draw` is called with each control's value by name, and with `panel=` this panel when it
     declares a parameter of that name (to work inside `panel.working(...)` and report progress).
+    `rereads=True` is for a draw that reads what no control shows (a saved file): every press
+    of the button redraws, where a repeat would otherwise only be told it changed nothing.
     """
 
     def __init__(
@@ -176,8 +142,10 @@ class Panel(widgets.VBox):
         *,
         title: str = "",
         button: str | None = None,
+        rereads: bool = False,
     ) -> None:
         self.controls = dict(controls)
+        self._rereads = rereads
         self._draw = draw
         self._gets_panel = "panel" in inspect.signature(draw).parameters
         if "panel" in self.controls:
@@ -231,9 +199,10 @@ class Panel(widgets.VBox):
         """What the button does: run, unless nothing changed since the last successful run.
 
         A repeat says so, and counts the presses, so every press changes what the panel shows
-        (a second press on an unchanged note would look ignored)."""
+        (a second press on an unchanged note would look ignored); a panel that rereads runs."""
         with self._drawing:
-            if self._last_run is not None and self._last_run == self.values() and not self.error:
+            repeat = self._last_run is not None and self._last_run == self.values()
+            if repeat and not self.error and not self._rereads:
                 self._repeats += 1
                 count = f" (pressed {self._repeats} times)" if self._repeats > 1 else ""
                 self._note(

@@ -20,7 +20,7 @@ LAYERS: tuple[tuple[str, frozenset[str]], ...] = tuple(
         ("shared: the error type, validators", "errors requirements progressbar"),
         (
             "shared: widgets, tables, checkers",
-            "ui tables exercises journal figures devices mps_check",
+            "ui markup tables exercises journal figures devices mps_check",
         ),
         ("the emulated device", "emps"),
         ("the model layer", "model"),

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import ast
 import importlib
-import re
 from pathlib import Path
 
 import ipywidgets as widgets
@@ -12,7 +11,7 @@ import pytest
 
 from course.errors import CourseError
 from course.figures import describe, fitted_figure
-from course.ui import ACCESS_HELPER, BUSY, Drawing, Panel, html_table, widget_check
+from course.ui import ACCESS_HELPER, BUSY, Drawing, Panel, widget_check
 
 
 def _panel(button: str | None = None) -> tuple[Panel, list[int]]:
@@ -108,19 +107,6 @@ def test_a_draw_function_that_asks_for_its_panel_gets_it_from_the_first_drawing(
 def test_a_control_may_not_take_the_panels_name():
     with pytest.raises(ValueError, match="'panel'"):
         Panel({"panel": widgets.IntText()}, lambda panel: Drawing())
-
-
-def test_tables_keep_short_words_whole_and_scroll_instead_of_overflowing():
-    text = html_table([{"verdict": "silent-no-write", "detail": "word " * 20}], {"ok": "#0f0"})
-    assert "white-space:nowrap'>silent-no-write" in text
-    assert "white-space:normal" in text and "overflow-x:auto" in text
-    assert html_table([]) == "<p><em>(no rows)</em></p>"
-
-
-def test_table_cells_read_from_the_left_where_jupyterlab_would_right_align_them():
-    text = html_table([{"severity": "fail", "message": "not contiguous"}], {"fail": "#f00"})
-    cells = re.findall(r"<t[dh] style='([^']*)'", text)
-    assert len(cells) == 4 and all("text-align:left" in style for style in cells)
 
 
 def test_widget_check_follows_its_slider():
@@ -344,3 +330,11 @@ def test_every_press_with_unchanged_settings_changes_the_note():
     panel.controls["n"].value = 1  # back to the settings shown: a new count
     panel.button.click()
     assert "Same settings" in panel.message.value and "pressed" not in panel.message.value
+
+
+def test_a_panel_that_rereads_draws_on_every_press():
+    """A draw that reads a saved file changes with no setting changed: no "Same settings"."""
+    reads = iter(["first", "second"])
+    panel = Panel({}, lambda: Drawing(html=next(reads)), button="Refresh", rereads=True)
+    panel.button.click()
+    assert panel.text.value == "second" and panel.message.value == ""

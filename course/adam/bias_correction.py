@@ -22,7 +22,8 @@ from course.figures import (
     integer_ticks,
     series_style,
 )
-from course.ui import Drawing, Panel, html_table
+from course.markup import html_table
+from course.ui import Drawing, Panel
 
 MEAN, NOISE = 1.0, 0.5  # the stream's true mean and spread: what the moments should estimate
 

@@ -20,9 +20,9 @@ from torch import nn
 
 from course import emps
 from course.errors import CourseError
+from course.markup import html_table
 from course.model.runs import dataset
 from course.model.sae import TopKSAE
-from course.ui import html_table
 
 COLOURS = {"ok": "#d8f0d8", "warn": "#f9dfb5", "fail": "#f6c7c7"}
 MPS_LIKE = ("mps", emps.torch_device().type)  # the real Apple GPU and our emulation of it

@@ -34,9 +34,10 @@ from course.layout.calculator import (
     view_verdict,
 )
 from course.layout.opchain import SYNTAX, parse_chain, parse_ints
+from course.markup import html_table, message_html
 from course.model.encoder_layout import layout_row
 from course.tables import text_table
-from course.ui import Drawing, Panel, html_table, message_html
+from course.ui import Drawing, Panel
 
 MAX_CELLS = 64  # the largest storage or view the explorer draws legibly
 STRIP_WIDTH = 16  # storage cells per row of the strip: flat memory, wrapped like text

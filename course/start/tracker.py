@@ -12,10 +12,14 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from course import journal
 from course.exercises import all_exercises
-from course.ui import Drawing, Panel, html_table, message_html
+from course.markup import html_table, message_html
+
+if TYPE_CHECKING:
+    from course.ui import Panel
 
 
 def known_checks() -> list[str]:
@@ -23,15 +27,12 @@ def known_checks() -> list[str]:
     return [*all_exercises(), *journal.CASE_CHECKS]
 
 
-class _Refreshing(Panel):
-    """A panel whose button re-reads its data: same (no) settings, yet a new result each time."""
-
-    def click(self) -> None:
-        self.redraw()
-
-
 def progress_panel() -> Panel:
-    """Your progress per notebook, from the saved journal; Refresh re-reads it."""
+    """Your progress per notebook, from the saved journal; Refresh re-reads it.
+
+    The widget stack is imported here only: `python -m course progress` prints the same table
+    on a machine without ipywidgets."""
+    from course.ui import Drawing, Panel
 
     def draw() -> Drawing:
         events = journal.load()
@@ -46,7 +47,7 @@ def progress_panel() -> Panel:
         rows = journal.notebook_rows(events, known)
         return Drawing(html=note + html_table(rows))
 
-    return _Refreshing({}, draw, title="Your progress", button="Refresh")
+    return Panel({}, draw, title="Your progress", button="Refresh", rereads=True)
 
 
 def cli(argv: list[str]) -> int:

@@ -16,10 +16,11 @@ import ipywidgets as widgets
 from matplotlib.figure import Figure
 
 from course.figures import MAX_SERIES, describe, fitted_figure, integer_ticks, use_palette
+from course.markup import html_table
 from course.model.runs import Run, run
 from course.model.training import SCHEDULES
 from course.progressbar import Progress
-from course.ui import Drawing, Panel, html_table
+from course.ui import Drawing, Panel
 
 HIDDEN_SIZES = (768, 1536, 3072)
 KS = (8, 16, 32, 64)

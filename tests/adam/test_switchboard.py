@@ -7,7 +7,8 @@ from dataclasses import replace
 
 import pytest
 
-from course.adam.switchboard import (
+from course.adam.switchboard import switchboard
+from course.adam.switchboard_cases import (
     CASES,
     MAX_CASE_STEPS,
     classify,
@@ -16,7 +17,6 @@ from course.adam.switchboard import (
     outcome_table,
     outcomes,
     run_case,
-    switchboard,
 )
 from course.errors import CourseError
 from course.figures import figure_png
@@ -149,10 +149,10 @@ def test_widget_shows_a_message_for_bad_steps():
 
 
 def test_widget_training_shows_progress_and_disables_its_controls(monkeypatch):
-    from course.adam import switchboard as board
+    from course.adam import switchboard_cases as cases
 
     seen = []
-    real = board._train
+    real = cases._train
 
     def watched(case, steps, lr, batch_size, progress=None):
         panel = holder[0]
@@ -160,7 +160,7 @@ def test_widget_training_shows_progress_and_disables_its_controls(monkeypatch):
         return real(case, steps, lr, batch_size, progress)
 
     holder = [switchboard()]
-    monkeypatch.setattr(board, "_train", watched)
+    monkeypatch.setattr(cases, "_train", watched)
     holder[0].controls["steps"].value = 3
     holder[0].button.click()
     assert seen and seen[0][0] is True and "Training &#x27;both&#x27; for 3 steps" in seen[0][1]

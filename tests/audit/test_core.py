@@ -10,12 +10,12 @@ import pytest
 import torch
 
 from course import emps
+from course.audit.cli import cli
 from course.audit.core import (
     LAYOUTS,
     AuditResult,
     audit,
     audit_panel,
-    cli,
     flagged_ops,
     summary,
 )
@@ -406,7 +406,7 @@ def test_the_widget_audits_on_click_and_reports_bad_values():
 
 
 def test_the_widget_disables_its_button_and_shows_progress_while_auditing(monkeypatch):
-    from course.audit import core
+    from course.audit import panel as widget
 
     panel = audit_panel("2.4-macos14", "transposed")
     seen = []
@@ -416,12 +416,20 @@ def test_the_widget_disables_its_button_and_shows_progress_while_auditing(monkey
         seen.append((panel.button.disabled, panel.controls["device"].disabled, panel.status.value))
         return []
 
-    monkeypatch.setattr(core, "audit", watched)
+    monkeypatch.setattr(widget, "audit", watched)
     panel.controls["layout"].value = "step-sliced"
     panel.button.click()
     (during,) = seen
     assert during[0] and during[1] and "1/2" in during[2]
     assert not panel.button.disabled and panel.status.value == ""
+
+
+def test_the_widgets_names_load_from_the_panel_module_on_first_use():
+    from course.audit import core, panel
+
+    assert core.audit_panel is panel.audit_panel and core.draw_audit is panel.draw_audit
+    with pytest.raises(AttributeError, match="has no attribute 'nope'"):
+        core.nope  # noqa: B018
 
 
 def test_a_single_name_is_accepted():

@@ -10,7 +10,8 @@ import io
 import pytest
 
 from course import emps
-from course.audit.core import audit, cli
+from course.audit.cli import cli
+from course.audit.core import audit
 from course.audit.knobs import Knobs
 from course.errors import CourseError
 from course.mystery.bugs import PlantedBug, planted_backend

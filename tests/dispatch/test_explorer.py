@@ -11,7 +11,7 @@ import pytest
 
 from course.dispatch.explorer import dispatch_explorer, entry_html, explorer_html, stacked_html
 from course.dispatch.registry import backend_kernel, lookup
-from course.ui import html_table
+from course.markup import html_table
 
 
 def test_explorer_redraws_and_reports_unknown_names():
