@@ -134,6 +134,7 @@ LESSONS: tuple[Lesson, ...] = (
             "write an output placeholder",
             "see what macOS 15 changed",
         ),
+        frozenset({"sources"}),  # PyTorch's kernel source, cached by `make fetch-sources`
         preview="What does a device's kernel do with the tensors it is handed?",
         checks=("course.kernels.exercises.placeholder",),
     ),

@@ -56,3 +56,14 @@ def test_html_report_is_a_table():
 def test_cli_lists_commands_and_rejects_unknown(capsys):
     assert main([]) == 0 and "doctor" in capsys.readouterr().out
     assert main(["nope"]) == 2
+
+
+def test_an_empty_sources_cache_is_reported_and_notebook_06_says_what_it_will_show(
+    monkeypatch, tmp_path, capsys
+):
+    monkeypatch.setenv("COURSE_CACHE_DIR", str(tmp_path))  # nothing fetched here
+    found = {c.name: c for c in doctor.checks()}
+    assert not found["kernel sources"].ok and "make fetch-sources" in found["kernel sources"].detail
+    verdicts = {row["notebook"]: row["verdict"] for row in doctor.verdicts(list(found.values()))}
+    assert verdicts["06_placeholder.ipynb"].startswith("ready, but shows links")
+    assert verdicts["05_dispatch.ipynb"] == "ready"
