@@ -1,15 +1,11 @@
 """What notebook 03's checkers share: seeing how the learner's code ran, not only what it said.
 
-Three watches. `course.exercises.ready_made` names a ready-made answer running inside the
-learner's function (the course's own Adam step or op-isolation experiment, torch's Adam):
-wrapped in a function of the learner's, it passes every comparison and teaches nothing, so the
-checker must recognise it however it was wrapped. `OpWatch` logs every call of one of Adam's
-four in-place ops, with the device, the active profile and the layouts of its output and inputs,
-so a checker can tell an experiment that measured from one that answered from memory, ran on the
-CPU, or never varied the layout it claims to test. `Writes` logs which op wrote into which
-memory, so a step that reaches torch's numbers with other ops (`sub_`, `copy_` of an
-out-of-place result) is told that it is not torch's step: on the CPU the numbers agree to the
-bit, but on the story's device each op is a kernel of its own.
+`OpWatch` logs every call of one of Adam's four in-place ops (its device, the profile in force,
+the layouts of its output and inputs, what of the CPU's answer arrived), so a checker can tell
+an experiment that measured from one that answered from memory, ran on the CPU or never varied
+the layout it claims to test. `Writes` logs which op wrote into which memory, so a step that
+reaches torch's numbers with other ops (`sub_`, `copy_` of an out-of-place result) is told it is
+not torch's step: on the CPU the bits agree, on the story's device each op is its own kernel.
 """
 
 from __future__ import annotations
@@ -39,9 +35,9 @@ class OpCall:
     output: frozenset[str]  # the output's layouts (CASE_LAYOUTS it has)
     inputs: tuple[frozenset[str], ...]  # each same-shaped tensor input's layouts
     from_zeros: bool  # the output held only zeros before the call
-    changes: bool = True  # the op, run on the CPU on these values, changes the output
-    arrived: str = "all"  # what of the CPU's answer the output holds after: all, part, off, none
-    shape: tuple[int, ...] = ()  # the output's shape
+    changes: bool  # the op, run on the CPU on these values, changes the output
+    arrived: str  # what of the CPU's answer the output holds after: all, part, off, none
+    shape: tuple[int, ...]  # the output's shape
 
     def laid_out_as(self, output_layout: str, input_layout: str) -> bool:
         """Whether this call's output and inputs have the layouts a case asks for."""
@@ -70,11 +66,26 @@ class OpWatch(TorchDispatchMode):
         name = func._schema.name.removeprefix("aten::")
         if not (name in OPS and args and isinstance(args[0], torch.Tensor)):
             return func(*args, **kwargs)
-        start = args[0].detach().cpu().clone()
+        out = args[0]
+        start = out.detach().cpu().clone()
         expected = start.clone()
         func(expected, *(_on_cpu(a) for a in args[1:]), **kwargs)  # the CPU's answer
         result = func(*args, **kwargs)
-        self.calls.append(_op_call(name, args, start, expected))
+        inputs = [t for t in args[1:] if isinstance(t, torch.Tensor) and t.shape == out.shape]
+        device = out.device.type
+        self.calls.append(
+            OpCall(
+                op=name,
+                device=device,
+                profile=emps.current_profile().name if device == EMULATED else "",
+                output=layouts(out),
+                inputs=tuple(layouts(t) for t in inputs if t.dim()),
+                from_zeros=not bool(start.any()),
+                changes=not same_bits(start, expected),
+                arrived=_arrived(out.detach().cpu(), start, expected),
+                shape=tuple(out.shape),
+            )
+        )
         return result
 
     def runs(self, op: str, device: str | None = None) -> list[OpCall]:
@@ -102,25 +113,6 @@ def _bits(t: torch.Tensor) -> torch.Tensor:
     """The tensor's bits as integers (NaN equals NaN), for elementwise "same bits"."""
     as_int = {2: torch.int16, 4: torch.int32, 8: torch.int64}.get(t.element_size())
     return t.view(as_int) if t.is_floating_point() and as_int else t
-
-
-def _op_call(name: str, args: tuple, start: torch.Tensor, expected: torch.Tensor) -> OpCall:
-    out = args[0]
-    inputs = [
-        t for t in args[1:] if isinstance(t, torch.Tensor) and t.shape == out.shape and t.dim()
-    ]
-    device = out.device.type
-    return OpCall(
-        op=name,
-        device=device,
-        profile=emps.current_profile().name if device == EMULATED else "",
-        output=layouts(out),
-        inputs=tuple(layouts(t) for t in inputs),
-        from_zeros=not bool(start.any()),
-        changes=not same_bits(start, expected),
-        arrived=_arrived(out.detach().cpu(), start, expected),
-        shape=tuple(out.shape),
-    )
 
 
 def base_name(schema_name: str) -> str:
