@@ -16,16 +16,12 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable
-from dataclasses import dataclass, replace
-
-import torch
+from dataclasses import dataclass
 
 from course import emps
-from course.adam import op_isolation
-from course.adam.exercises.common import EMULATED, OpCall, OpWatch
-from course.adam.op_isolation import OP_CALLS, OPS
-from course.emps.copies import copy_back, gather
-from course.emps.mps_kernels import Kernel, KernelCall, write_through_placeholder
+from course.adam.exercises import common
+from course.adam.exercises.common import EMULATED, OpCall, OpWatch, arrives, course_experiment
+from course.adam.op_isolation import OPS
 from course.exercises import (
     Exercise,
     Prediction,
@@ -33,73 +29,11 @@ from course.exercises import (
     failed,
     is_scaffold,
     passed,
-    ready_made,
     register,
     register_prediction,
 )
-from course.layout.named import laid_out
 
 OUTCOMES = ("updates", "lost")
-READY_MADE_EXPERIMENTS = {  # the course's own experiment: it measures, on the story's profile only
-    "course.adam.op_isolation.isolate": op_isolation.isolate,
-    "course.adam.op_isolation.isolation_table": op_isolation.isolation_table,
-}
-# Profiles made for the checks: one family broken alone, and a list that is not what happens.
-ONLY_ADDCMUL = emps.TORCH_2_2_1.with_broken({"addcmul"}, name="hidden-addcmul-only")
-STRIDED_LISTED = emps.MACOS15.with_broken(emps.ADAM_FAMILIES, name="hidden-strided-listed")
-HIDDEN_KERNELS: dict[str, dict[str, Kernel]] = {}  # a made profile's name: its kernels
-
-
-def copying_back(write: Callable[[torch.Tensor, torch.Tensor], None]) -> Kernel:
-    """A kernel made for the check: it computes like a working kernel (into a contiguous copy
-    of a non-contiguous output), then `write(output, result)` is all of its copy-back."""
-
-    def kernel(call: KernelCall) -> None:
-        needs_copy = not call.output.is_contiguous()
-        result = gather(call.output) if needs_copy else call.output
-        call.temporaries += int(needs_copy)
-        call.run_graph(call.placeholder(result), [call.placeholder(t) for t in call.inputs])
-        if needs_copy:
-            write(call.output, result)
-
-    return kernel
-
-
-def _made_for_the_check(
-    name: str, what: str, broken: frozenset[str] = emps.TORCH_2_4.broken, **kernels: Kernel
-) -> emps.Profile:
-    """PyTorch 2.4's profile, renamed, with other broken families or kernels of its own."""
-    label = f"a backend made for this check ({what})"
-    HIDDEN_KERNELS[name] = kernels
-    return replace(emps.TORCH_2_4, name=name, label=label, description=label, broken=broken)
-
-
-LERP_LOST = _made_for_the_check("hidden-lerp-lost", "lerp_ broken", lerp=write_through_placeholder)
-FIRST_ROW = _made_for_the_check(  # the rest of the output keeps its old values
-    "hidden-first-row",
-    "a partial copy-back",
-    addcdiv=copying_back(lambda out, result: copy_back(out[:1], result[:1])),
-)
-ROW_SKIPPED = _made_for_the_check(  # "did it change?" or the last row sees an update
-    "hidden-row-skipped",
-    "a copy-back that starts late",
-    lerp=copying_back(lambda out, result: copy_back(out[1:], result[1:])),
-)
-ROUNDED = _made_for_the_check(  # each element one float32 step above the CPU's answer
-    "hidden-rounded",
-    "a result rounded differently",
-    addcmul=copying_back(
-        lambda out, r: copy_back(out, torch.nextafter(r, torch.full_like(r, torch.inf)))
-    ),
-)
-SEVERAL_LOST = _made_for_the_check(  # a profile, not kernels, so that on_profile runs it too
-    "hidden-several-lost", "several kernels broken", emps.TORCH_2_2_1.broken | {"lerp", "mul"}
-)
-
-
-def backend(profile: emps.Profile) -> emps.Backend:
-    """The backend a case runs on: the profile, with any kernels made for the check."""
-    return emps.Backend(profile, overrides=HIDDEN_KERNELS.get(profile.name, {}))
 
 
 @dataclass(frozen=True)
@@ -131,55 +65,22 @@ ISOLATIONS = (
     Isolation(emps.TORCH_2_4, "addcmul_", "transposed"),
     Isolation(emps.FIXED_MACOS14, "addcdiv_", "transposed"),
     Isolation(emps.MACOS15, "addcdiv_", "step-sliced"),
-    Isolation(ONLY_ADDCMUL, "addcdiv_", "transposed"),
-    Isolation(STRIDED_LISTED, "addcmul_", "transposed", "transposed"),
-    Isolation(LERP_LOST, "lerp_", "transposed"),
-    Isolation(FIRST_ROW, "addcdiv_", "transposed"),
-    Isolation(ROW_SKIPPED, "lerp_", "step-sliced"),
-    Isolation(ROUNDED, "addcmul_", "transposed"),
-    Isolation(SEVERAL_LOST, "mul_", "transposed"),
-    Isolation(SEVERAL_LOST, "lerp_", "contiguous", "transposed"),
+    Isolation(common.ONLY_ADDCMUL, "addcdiv_", "transposed"),
+    Isolation(common.STRIDED_LISTED, "addcmul_", "transposed", "transposed"),
+    Isolation(common.LERP_LOST, "lerp_", "transposed"),
+    Isolation(common.FIRST_ROW, "addcdiv_", "transposed"),
+    Isolation(common.ROW_SKIPPED, "lerp_", "step-sliced"),
+    Isolation(common.ROUNDED, "addcmul_", "transposed"),
+    Isolation(common.SEVERAL_LOST, "mul_", "transposed"),
+    Isolation(common.SEVERAL_LOST, "lerp_", "contiguous", "transposed"),
 )
-
-
-def measure(fn: Callable, profile: emps.Profile, *args) -> tuple[object, OpWatch, list[str]]:
-    """Run the learner's experiment with `profile` in force: its answer, its op calls, and the
-    ready-made experiments it called."""
-    setting = emps.use_backend(backend(profile))
-    with setting, ready_made(READY_MADE_EXPERIMENTS) as used, OpWatch() as watch:
-        got = fn(*args)
-    return got, watch, used
-
-
-def arrives(op: str, output_layout: str, input_layout: str) -> str:
-    """The truth, measured on the backend in force: the op run once on non-zero values in the
-    layouts named, 'updates' when the output then holds the CPU's answer to the bit."""
-    gen = torch.Generator().manual_seed(0)
-    start, a = torch.randn(6, 4, generator=gen), torch.randn(6, 4, generator=gen)
-    b = torch.rand(6, 4, generator=gen) + 0.5
-    expected = start.clone()
-    OP_CALLS[op](expected, a, b)
-    out = laid_out(start, output_layout, emps.DEVICE)
-    OP_CALLS[op](out, *(laid_out(t, input_layout, emps.DEVICE) for t in (a, b)))
-    return "updates" if torch.equal(out.cpu(), expected) else "lost"
 
 
 @functools.cache
 def expected_isolation(index: int) -> str:
     case = ISOLATIONS[index]
-    with emps.use_backend(backend(case.profile)):
+    with emps.use_backend(common.backend(case.profile)):
         return arrives(case.op, case.output_layout, case.input_layout)
-
-
-def course_experiment(used: list[str]) -> Verdict | None:
-    """The course's own experiment called inside the learner's: named, whatever it answered."""
-    if not used:
-        return None
-    return failed(
-        f"your function called {used[0]}, the course's own experiment: it runs on the story's "
-        "profile whatever profile is in force, and tests nothing you wrote. Write the "
-        "experiment: lay out the tensors, run OP_CALLS[op] on the emulated device, compare."
-    )
 
 
 def _check_isolate_op(fn: Callable) -> Verdict:
@@ -187,7 +88,7 @@ def _check_isolate_op(fn: Callable) -> Verdict:
         return failed("pass your function isolate_op(op, output_layout, input_layout)")
     for index, case in enumerate(ISOLATIONS):
         try:
-            got, watch, used = measure(fn, case.profile, case.op, *_layouts(case))
+            got, watch, used = common.measure(fn, case.profile, case.op, *_layouts(case))
         except Exception as error:
             if is_scaffold(error):
                 raise

@@ -1,15 +1,12 @@
 """03.lost_ops: which ops lose their result on a profile, measured, on profiles never shown.
 
-The text after this exercise builds on what the learner measures here (PyTorch 2.4 fixed both
-kernels; macOS 15 never needed the fix), so the measurement itself is checked: each hidden
-profile is handed in while *another* profile is in force, and the watch sees whether all four
-ops ran, on the emulated device, under the profile asked about, into a transposed output with
-contiguous inputs (one thing changed at a time). A set written down (the one printed by the
-previous exercise), remembered from an earlier run, or read from the profile (its name, its
-label, its list of broken families), is named; so are the hidden profiles where such a set is
-wrong: only addcmul_ broken, macOS 15 listing both families while nothing is lost, and one
-where lerp_ and mul_ lose their writes too (a set kept to the story's suspects, or measured from
-zeros, which a lost mul_ leaves as they were, is wrong there).
+The text after this exercise builds on what the learner measures here, so the measurement is
+checked: each profile is handed in while *another* one is in force, and the watch sees whether
+all four ops ran, on the emulated device, under the profile asked about, into a transposed
+output with contiguous inputs. A set written down, remembered, or read from the profile (its
+name, label or list of broken families) is named, and three profiles made for the check make
+such sets wrong: addcmul_ broken alone, macOS 15 listing both families while nothing is lost,
+and lerp_ and mul_ lost too (wrong for the story's pair, and for a start of zeros).
 """
 
 from __future__ import annotations
@@ -18,11 +15,12 @@ import functools
 from collections.abc import Callable
 
 from course import emps
-from course.adam.exercises.common import EMULATED, OpWatch
-from course.adam.exercises.isolating import (
+from course.adam.exercises.common import (
+    EMULATED,
     ONLY_ADDCMUL,
     SEVERAL_LOST,
     STRIDED_LISTED,
+    OpWatch,
     arrives,
     course_experiment,
     measure,
@@ -31,15 +29,7 @@ from course.adam.op_isolation import OPS
 from course.errors import CourseError
 from course.exercises import Exercise, Verdict, failed, passed, register
 
-PROFILES = (
-    emps.TORCH_2_2_1,
-    emps.TORCH_2_4,
-    emps.FIXED_MACOS14,
-    emps.MACOS15,
-    ONLY_ADDCMUL,
-    STRIDED_LISTED,
-    SEVERAL_LOST,
-)
+PROFILES = (*emps.PROFILES.values(), ONLY_ADDCMUL, STRIDED_LISTED, SEVERAL_LOST)
 
 
 def _in_force(profile: emps.Profile) -> emps.Profile:
@@ -55,15 +45,11 @@ def expected(index: int) -> frozenset[str]:
         return frozenset(op for op in OPS if arrives(op, "transposed", "contiguous") == "lost")
 
 
-def _run(fn: Callable, profile: emps.Profile) -> tuple[object, OpWatch, list[str]]:
-    return measure(fn, _in_force(profile), profile)
-
-
 def _check_lost_ops(fn: Callable) -> Verdict:
     if not callable(fn):
         return failed("pass your function lost_ops(profile)")
     try:
-        runs = [_run(fn, profile) for profile in PROFILES]
+        runs = [measure(fn, _in_force(p), p) for p in PROFILES]
     except CourseError as error:
         hidden = [p.name for p in PROFILES if p.name in str(error) and p.name not in emps.PROFILES]
         if not hidden:

@@ -6,7 +6,7 @@ import pytest
 import torch
 
 from course import emps
-from course.adam.exercises import isolating
+from course.adam.exercises import common, isolating
 from course.adam.op_isolation import OP_CALLS
 from course.exercises import check
 from course.layout.named import laid_out
@@ -29,7 +29,7 @@ def test_hidden_cases_vary_op_layouts_and_profile():
     assert {c.op for c in cases} == set(isolating.OPS)
     assert len({c.output_layout for c in cases}) >= 4 and len({c.input_layout for c in cases}) >= 3
     assert len({c.profile.name for c in cases}) >= 8
-    assert {"lerp", "addcdiv"} <= {f for c in cases for f in isolating.backend(c.profile).overrides}
+    assert {"lerp", "addcdiv"} <= {f for c in cases for f in common.backend(c.profile).overrides}
 
 
 def test_the_story_table_is_wrong_on_later_and_hidden_profiles():
@@ -43,9 +43,9 @@ def test_the_story_table_is_wrong_on_later_and_hidden_profiles():
         for i, case in enumerate(isolating.ISOLATIONS)
         if case.profile is not emps.TORCH_2_2_1
     ]
-    made = {*isolating.HIDDEN_KERNELS, isolating.SEVERAL_LOST.name}
+    made = {*common.HIDDEN_KERNELS, common.SEVERAL_LOST.name}
     assert {want for case, want in later if case.profile.name not in made} == {"updates"}
-    assert isolating.STRIDED_LISTED.broken >= emps.ADAM_FAMILIES
+    assert common.STRIDED_LISTED.broken >= emps.ADAM_FAMILIES
     on_made = {(c.op, c.output_layout): want for c, want in later if c.profile.name in made}
     assert list(on_made.values()).count("lost") == 5
     assert on_made[("lerp_", "contiguous")] == "updates"
@@ -58,7 +58,7 @@ def test_the_partial_copy_back_writes_the_first_row_only():
     expected = start.clone()
     OP_CALLS["addcdiv_"](expected, start, start.abs() + 1)
     out = laid_out(start, "transposed", emps.DEVICE)
-    with emps.use_backend(isolating.backend(isolating.FIRST_ROW)):
+    with emps.use_backend(common.backend(common.FIRST_ROW)):
         OP_CALLS["addcdiv_"](out, start.to(emps.DEVICE), (start.abs() + 1).to(emps.DEVICE))
     got = out.cpu()
     assert torch.equal(got[0], expected[0]) and torch.equal(got[1:], start[1:])
