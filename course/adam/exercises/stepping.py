@@ -1,33 +1,33 @@
 """03.adam_step: Adam by hand, bitwise equal to torch.optim.Adam on problems the learner never sees.
 
-Bitwise, because "frozen" meant bitwise: and bitwise like torch means torch's own operations in
-torch's order, not only its formula (`lerp_` and `beta1 * m + (1 - beta1) * g` written with
-`mul_` and `add_` agree to rounding, not to the bit). The hidden problems vary every parameter
-the prompt names (layouts and shapes of `param` and `grad`, a `grad` laid out unlike `param`,
-`lr`, `betas`, `eps`, the number of steps), and each step is checked in the order a mistake
-would show: a ready-made Adam, the gradient written into, the parameter's memory swapped, the
-state (its keys, its step count, its tensors written in place with the parameter's strides, its
-values), the parameter, and last the ops that wrote them: `param.sub_(...)` or `copy_` of an
-out-of-place result reaches torch's bits on the CPU, but it is not torch's step, and on the
-story's device it would not lose what torch's `addcdiv_` loses.
+Bitwise, because "frozen" meant bitwise: and bitwise like torch means torch's own ops in torch's
+order, not only its formula. Each step of each hidden problem (`problems`) is checked in the
+order a mistake would show: a ready-made Adam, the gradient written into, the parameter's memory
+swapped, the state (keys, count, tensors written in place with the parameter's strides, values),
+the parameter, and last the ops that wrote them: `param.sub_(...)` reaches torch's bits on the
+CPU, but on the story's device it is another kernel than torch's `addcdiv_`.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
 
 import torch
 import torch.optim.adam as torch_adam
 
 from course.adam import scratch
 from course.adam.exercises.common import Writes
-from course.adam.scratch import STATE_KEYS, State, bias_corrections
+from course.adam.exercises.problems import (
+    PROBLEMS,
+    TORCH_WRITES,
+    Problem,
+    Step,
+    moment_verdict,
+    param_verdict,
+)
+from course.adam.scratch import STATE_KEYS, State
 from course.exercises import Exercise, Verdict, failed, is_scaffold, passed, ready_made, register
-from course.layout.named import laid_out
 
-DEFAULT_BETAS = (0.9, 0.999)  # torch.optim.Adam's, which a learner may type instead of `betas`
-DEFAULT_LR, DEFAULT_EPS = 1e-3, 1e-8
 READY_MADE_STEPS = {  # the course's own step, and torch's Adam on every code path
     "course.adam.scratch.adam_step": scratch.adam_step,
     "course.adam.scratch.update_moments": scratch.update_moments,
@@ -35,85 +35,7 @@ READY_MADE_STEPS = {  # the course's own step, and torch's Adam on every code pa
     "torch.optim.Adam (foreach)": torch_adam._multi_tensor_adam,
     "torch.optim.Adam (fused)": torch_adam._fused_adam,
 }
-# The ops torch's single-tensor step writes each tensor with (base names, see common.base_name).
-TORCH_WRITES = {
-    "param": (("addcdiv",), "param.addcdiv_(exp_avg, denom, value=-lr / (1 - beta1**t))"),
-    "exp_avg": (("lerp",), "exp_avg.lerp_(grad, 1 - beta1)"),
-    "exp_avg_sq": (
-        ("mul", "addcmul"),
-        "exp_avg_sq.mul_(beta2).addcmul_(grad, grad, value=1 - beta2)",
-    ),
-}
 STATE_CREATION = ("zero", "fill")  # torch.empty_like(param).zero_() makes the state, too
-
-
-@dataclass(frozen=True)
-class Problem:
-    """A hidden Adam problem: a parameter, a gradient per step, and the hyperparameters."""
-
-    what: str
-    shape: tuple[int, ...]
-    layout: str
-    seed: int
-    lr: float = 2e-2  # not 1e-2: at t = 1, 1e-3 / (1 - 0.9) would equal it, hiding an ignored lr
-    betas: tuple[float, float] = DEFAULT_BETAS
-    eps: float = DEFAULT_EPS
-    steps: int = 4
-    zeros: bool = False  # exact zeros and tiny values in the gradients
-    grad_layout: str = ""  # the gradients' layout, when not the parameter's
-
-    def start(self) -> torch.Tensor:
-        """The parameter's initial values, stored in the problem's layout."""
-        gen = torch.Generator().manual_seed(self.seed)
-        return laid_out(torch.randn(self.shape, generator=gen), self.layout)
-
-    def grads(self) -> list[torch.Tensor]:
-        """One gradient per step (the same for both optimizers)."""
-        gen = torch.Generator().manual_seed(self.seed + 1000)
-        out = []
-        for step in range(self.steps):
-            grad = torch.randn(self.shape, generator=gen)
-            if self.zeros:
-                grad[0] = 0.0  # a row that never gets a gradient (a feature TopK never picks)
-                grad[1] *= 1e-6  # tiny gradients: here eps is not negligible
-                if step:
-                    grad[2] = 0.0  # a gradient once, then none: a decaying second moment
-            out.append(laid_out(grad, self.grad_layout or self.layout))
-        return out
-
-
-PROBLEMS = (
-    Problem("a contiguous parameter", (6, 4), "contiguous", seed=1),
-    Problem("a transposed (non-contiguous) parameter", (6, 4), "transposed", seed=2),
-    Problem("gradients with exact zeros and tiny values", (5, 3), "transposed", seed=3, zeros=True),
-    Problem(
-        "lr 0.1, betas (0.5, 0.99), eps 1e-3",
-        (4, 7),
-        "contiguous",
-        seed=4,
-        lr=0.1,
-        betas=(0.5, 0.99),
-        eps=1e-3,
-        zeros=True,
-    ),
-    Problem("a step-sliced parameter, 6 steps", (3, 5), "step-sliced", seed=5, steps=6),
-    Problem("a bias (1-D), lr 0.05, eps 1e-6", (7,), "contiguous", seed=6, lr=0.05, eps=1e-6),
-    Problem(
-        "a 3-D parameter stored permuted, betas (0.8, 0.9)",
-        (2, 3, 4),
-        "permuted",
-        seed=7,
-        betas=(0.8, 0.9),
-    ),
-    Problem(  # the state follows the parameter's strides, not the gradient's
-        "a transposed parameter whose gradient arrives contiguous",
-        (4, 6),
-        "transposed",
-        seed=8,
-        lr=0.03,
-        grad_layout="contiguous",
-    ),
-)
 
 
 def _check_adam_step(answer: Callable[..., None]) -> Verdict:
@@ -136,40 +58,21 @@ def _check_adam_step(answer: Callable[..., None]) -> Verdict:
     )
 
 
-@dataclass
-class Step:
-    """One step of one problem: what the learner was handed, and the tensors before it."""
-
-    problem: Problem
-    number: int
-    grad: torch.Tensor  # a private copy: the learner's must still equal it afterwards
-    param: torch.Tensor  # the parameter's values before the step
-    memory: tuple[int, tuple[int, ...]]  # its data_ptr and stride
-    moments: dict[str, torch.Tensor]  # torch's exp_avg and exp_avg_sq before the step
-
-    @property
-    def where(self) -> str:
-        return f"after step {self.number} on {self.problem.what}"
-
-
 def run_problem(answer: Callable[..., None], problem: Problem) -> Verdict | None:
-    """The first thing wrong on one hidden problem, or None when every step is bitwise right."""
+    """The first thing wrong on one hidden problem, or None when every step is bitwise right.
+    The state's writers on step 1 are told only once every value of the problem is right: from
+    zeros, mul_ then add_ reaches lerp_'s bits on step 1, and step 2's rounding teaches more."""
     ours = problem.start().requires_grad_()
     theirs = torch.nn.Parameter(problem.start())
     opt = torch.optim.Adam([theirs], lr=problem.lr, betas=problem.betas, eps=problem.eps)
     state: State = {}
     kept: dict[str, tuple[torch.Tensor, int]] = {}  # the state tensors of step 1, in place after
-    first_writes: Verdict | None = None  # the state's writers on step 1: told after its values
+    first_writes: Verdict | None = None
     for number, grad in enumerate(problem.grads(), start=1):
-        previous = opt.state[theirs]
-        step = Step(
-            problem,
-            number,
-            grad,
-            ours.detach().clone(),
-            (ours.data_ptr(), ours.stride()),
-            {k: previous.get(k, torch.zeros_like(grad)).clone() for k in STATE_KEYS},
-        )
+        before = opt.state[theirs]
+        moments = {k: before.get(k, torch.zeros_like(grad)).clone() for k in STATE_KEYS}
+        memory = (ours.data_ptr(), ours.stride())
+        step = Step(problem, number, grad, ours.detach().clone(), memory, moments)
         given = grad.clone()
         with Writes() as writes:
             verdict = _call(answer, ours, given, state, step)
@@ -177,68 +80,61 @@ def run_problem(answer: Callable[..., None], problem: Problem) -> Verdict | None
         opt.step()
         verdict = (
             verdict
-            or _changed_grad(given, step)
-            or _new_memory(ours, step)
+            or _handed(given, ours, step)
             or _state_verdict(state, opt.state[theirs], kept, step)
-            or _param_verdict(ours.detach(), theirs.detach(), state, step, writes)
-            or _writers_verdict(writes, _watched(ours, state, step.number), step)
+            or param_verdict(ours.detach(), theirs.detach(), state, step, writes.into(ours))
+            or _writers_verdict(writes, _watched(ours, state, number), step)
         )
         if verdict is not None:
             return verdict
         if number == 1:
-            first_writes = _writers_verdict(writes, _state_tensors(state), step)
+            first_writes = _writers_verdict(writes, {k: state[k] for k in STATE_KEYS}, step)
     return first_writes
 
 
 def _call(answer: Callable, param: torch.Tensor, grad: torch.Tensor, state: State, step: Step):
-    problem = step.problem
+    problem, on = step.problem, f"on step {step.number} of {step.problem.what}"
     with ready_made(READY_MADE_STEPS) as used, torch.no_grad():
         try:
             answer(param, grad, state, lr=problem.lr, betas=problem.betas, eps=problem.eps)
         except ZeroDivisionError as error:
             return failed(
-                f"on step {step.number} of {problem.what} your step divided by zero ({error}): "
-                "1 - beta**t is 0 at t = 0. Count steps from 1: add 1 to state['step'] before "
-                "the bias corrections use it"
+                f"{on} your step divided by zero ({error}): 1 - beta**t is 0 at t = 0. Count "
+                "steps from 1: add 1 to state['step'] before the bias corrections use it"
             )
         except Exception as error:
             if is_scaffold(error):
                 raise
-            return failed(
-                f"on step {step.number} of {problem.what} your step raised "
-                f"{type(error).__name__}: {error}"
-            )
+            return failed(f"{on} your step raised {type(error).__name__}: {error}")
     if not used:
         return None
-    if used[0].startswith("torch"):
-        cause = (
-            "torch's own Adam: the exercise holds *your* step beside it, and torch's Adam "
-            "cannot test torch's Adam"
-        )
-    else:
-        cause = f"{used[0]}, the course's own Adam: it passes, and tests nothing you wrote"
+    cause = (
+        "torch's own Adam: the exercise holds *your* step beside it, and torch's Adam cannot "
+        "test torch's Adam"
+        if used[0].startswith("torch")
+        else f"{used[0]}, the course's own Adam: it passes, and tests nothing you wrote"
+    )
     return failed(f"your step ran {cause}. Write the update with torch's tensor ops yourself.")
 
 
-def _changed_grad(grad: torch.Tensor, step: Step) -> Verdict | None:
-    if torch.equal(grad, step.grad):
-        return None
-    return failed(
-        f"{step.where} the gradient you were given has changed: your step wrote into it "
-        "(grad.mul_(grad)? grad.pow_(2)?). Adam reads grad, never writes it: a second "
-        "optimizer, a gradient check or the next accumulation reads the same tensor. Square "
-        "it into a new tensor, or let addcmul_(grad, grad, ...) do the product."
-    )
-
-
-def _new_memory(param: torch.Tensor, step: Step) -> Verdict | None:
-    if (param.data_ptr(), param.stride()) == step.memory:
-        return None
-    return failed(
-        f"{step.where} the parameter has new memory: `param.data = ...` swaps in another "
-        "tensor instead of writing into the parameter's own memory, so anything else holding "
-        "it (a view, a tied weight) never sees the write. Write in place: param.addcdiv_(...)."
-    )
+def _handed(grad: torch.Tensor, param: torch.Tensor, step: Step) -> Verdict | None:
+    """What the step did to what it was handed: the gradient written into, the parameter's
+    memory swapped for another tensor's."""
+    if not torch.equal(grad, step.grad):
+        return failed(
+            f"{step.where} the gradient you were given has changed: your step wrote into it "
+            "(grad.mul_(grad)? grad.pow_(2)?). Adam reads grad, never writes it: a second "
+            "optimizer, a gradient check or the next accumulation reads the same tensor. Square "
+            "it into a new tensor, or let addcmul_(grad, grad, ...) do the product."
+        )
+    if (param.data_ptr(), param.stride()) != step.memory:
+        return failed(
+            f"{step.where} the parameter has new memory: `param.data = ...` swaps in another "
+            "tensor instead of writing into the parameter's own memory, so anything else "
+            "holding it (a view, a tied weight) never sees the write. Write in place: "
+            "param.addcdiv_(...)."
+        )
+    return None
 
 
 def _state_verdict(
@@ -251,10 +147,11 @@ def _state_verdict(
         mine = state[key]
         if not isinstance(mine, torch.Tensor):
             return failed(f"{step.where}, state[{key!r}] is a {type(mine).__name__}, not a tensor")
+        kept.setdefault(key, (mine, mine.data_ptr()))
         verdict = (
-            _rebound(key, mine, kept, step)
+            _rebound(key, mine, kept[key], step)
             or _strides(key, mine, expected[key], step)
-            or _moment_values(key, mine, expected[key], step)
+            or moment_verdict(key, mine, expected[key], step)
         )
         if verdict is not None:
             return verdict
@@ -286,14 +183,8 @@ def _state_keys(state: State, step: Step) -> Verdict | None:
     )
 
 
-def _rebound(
-    key: str, mine: torch.Tensor, kept: dict[str, tuple[torch.Tensor, int]], step: Step
-) -> Verdict | None:
-    if key not in kept:
-        kept[key] = (mine, mine.data_ptr())
-        return None
-    tensor, address = kept[key]
-    if mine is tensor and mine.data_ptr() == address:
+def _rebound(key: str, mine: torch.Tensor, kept: tuple[torch.Tensor, int], step: Step):
+    if mine is kept[0] and mine.data_ptr() == kept[1]:
         return None
     return failed(
         f"{step.where}, state[{key!r}] is a new tensor: your step built a new one and put it "
@@ -318,233 +209,10 @@ def _strides(key: str, mine: torch.Tensor, want: torch.Tensor, step: Step) -> Ve
     )
 
 
-def _moment_values(key: str, mine: torch.Tensor, want: torch.Tensor, step: Step):
-    if torch.equal(mine, want):
-        return None
-    beta1, beta2 = step.problem.betas
-    prev, g = step.moments[key], step.grad
-    if key == "exp_avg":
-        slips = {
-            f"{key} is what betas {DEFAULT_BETAS} give": prev * 0.9 + 0.1 * g,
-            f"the weights are swapped: {key} = beta1 * grad + (1 - beta1) * {key}": (
-                prev * (1 - beta1) + beta1 * g
-            ),
-            f"{key} decays with beta2; the first moment uses beta1": prev * beta2 + (1 - beta2) * g,
-        }
-        torch_op = "exp_avg.lerp_(grad, 1 - beta1), one op"
-        other = "beta1 * exp_avg + (1 - beta1) * grad written with mul_ and add_"
-    else:
-        slips = {
-            f"{key} holds its own square root: sqrt_() wrote into the running mean; take "
-            "exp_avg_sq.sqrt() into a new tensor for the denominator": want.sqrt(),
-            f"{key} averages grad, not grad * grad": prev * beta2 + (1 - beta2) * g,
-            f"{key} is what betas {DEFAULT_BETAS} give": prev * 0.999 + 0.001 * g * g,
-            f"the weights are swapped: {key} = beta2 * grad**2 + (1 - beta2) * {key}": (
-                prev * (1 - beta2) + beta2 * g * g
-            ),
-            f"{key} decays with beta1; the second moment uses beta2": (
-                prev * beta1 + (1 - beta1) * g * g
-            ),
-            f"{key} decays after the new term is added: mul_(beta2) first, then addcmul_, or "
-            "the new term decays too": (prev + (1 - beta2) * g * g) * beta2,
-        }
-        torch_op = "exp_avg_sq.mul_(beta2).addcmul_(grad, grad, value=1 - beta2)"
-        other = "(1 - beta2) * grad * grad added with add_"
-    diff = (mine - want).abs().max().item()
-    yours, torchs = first_difference(key, mine, want)
-    if torch.equal(mine, prev) and not torch.equal(want, prev):
-        return failed(
-            f"{step.where}, state[{key!r}] did not change on this step, though torch's did: "
-            "every call is one step, and every step updates both running means",
-            yours,
-            torchs,
-        )
-    if _close(mine, want):
-        return failed(
-            f"{step.where}, state[{key!r}] is right to rounding but not bitwise (max diff "
-            f"{diff:.3g}). Bitwise like torch means torch's own operations: torch computes it "
-            f"with {torch_op}; {other} is the same formula, rounded differently in the last bit.",
-            yours,
-            torchs,
-        )
-    for slip, value in slips.items():
-        if not _close(value, want) and _close(mine, value):
-            if "betas (" in slip:
-                slip += f", not the betas you were given {step.problem.betas}: use `betas`"
-            return failed(f"{step.where}, state[{key!r}] differs: {slip}", yours, torchs)
-    start = " and, on this first step, what it starts from" if step.number == 1 else ""
-    return failed(
-        f"{step.where}, state[{key!r}] differs (max diff {diff:.3g}) from torch's running "
-        f"mean: check its formula, beta, the tensor it averages{start}",
-        yours,
-        torchs,
-    )
-
-
-def _close(a: torch.Tensor, b: torch.Tensor) -> bool:
-    """Equal to float32 rounding (a few last bits), not to a formula's difference."""
-    return torch.allclose(a, b, rtol=1e-5, atol=0.0)
-
-
-def first_difference(name: str, mine: torch.Tensor, want: torch.Tensor) -> tuple[str, str]:
-    """The first element where two tensors differ, with every digit float32 has (a last-bit
-    difference prints identically at six digits)."""
-    index = tuple(int(i) for i in (mine != want).nonzero()[0])
-    where = f"{name}[{', '.join(map(str, index))}]"
-    return f"{where} = {mine[index].item():.9g}", f"{where} = {want[index].item():.9g}"
-
-
-# Mistakes in the parameter update, as the update each would make from the (right) moments.
-def _slips(problem: Problem, t: int, grad: torch.Tensor) -> dict[str, Callable]:
-    lr, eps = problem.lr, problem.eps
-    c1, c2 = bias_corrections(*problem.betas, t)
-    n1, n2 = bias_corrections(*problem.betas, t + 1)
-    f1, f2 = bias_corrections(*problem.betas, 1)
-    return {
-        "the bias corrections are missing": lambda m, v: -lr * m / (v.sqrt() + eps),
-        "only 1 - beta1**t is applied; also divide sqrt(v) by sqrt(1 - beta2**t)": (
-            lambda m, v: -lr / c1 * m / (v.sqrt() + eps)
-        ),
-        "only 1 - beta2**t is applied; also divide lr by 1 - beta1**t": (
-            lambda m, v: -lr * m / ((v / c2).sqrt() + eps)
-        ),
-        "eps is added before the bias correction: torch divides sqrt(v) by sqrt(1 - beta2**t) "
-        "first, then adds eps": (lambda m, v: -lr / c1 * m / ((v.sqrt() + eps) / c2**0.5)),
-        "the numerator is grad: Adam divides exp_avg, the running mean, not the gradient": (
-            lambda m, v: -lr / c1 * grad / ((v / c2).sqrt() + eps)
-        ),
-        "eps is inside the square root: Adam adds eps after the sqrt": (
-            lambda m, v: -lr / c1 * m / (v / c2 + eps).sqrt()
-        ),
-        "the sqrt is missing: divide by sqrt(v) / sqrt(1 - beta2**t) + eps": (
-            lambda m, v: -lr / c1 * m / (v / c2**0.5 + eps)
-        ),
-        "the sqrt is missing: divide by sqrt(v_hat) + eps, not v_hat + eps": (
-            lambda m, v: -lr / c1 * m / (v / c2 + eps)
-        ),
-        "sqrt(v) is divided by 1 - beta2**t itself; the correction of a square root is the "
-        "square root of the correction, sqrt(1 - beta2**t)": (
-            lambda m, v: -lr / c1 * m / (v.sqrt() / c2 + eps)
-        ),
-        "the sign is flipped: Adam steps against m": (
-            lambda m, v: lr / c1 * m / ((v / c2).sqrt() + eps)
-        ),
-        f"your step ignored lr (= {lr} here) and used {DEFAULT_LR}": (
-            lambda m, v: -DEFAULT_LR / c1 * m / ((v / c2).sqrt() + eps)
-        ),
-        f"your step ignored eps (= {eps:g} here) and used {DEFAULT_EPS:g}": (
-            lambda m, v: -lr / c1 * m / ((v / c2).sqrt() + DEFAULT_EPS)
-        ),
-        "the bias corrections stay at their first step's: 1 - beta**t changes with every step t": (
-            lambda m, v: -lr / f1 * m / ((v / f2).sqrt() + eps)
-        ),
-        "the bias corrections use step t + 1: the first step is t = 1": (
-            lambda m, v: -lr / n1 * m / ((v / n2).sqrt() + eps)
-        ),
-    }
-
-
-def _closest_slip(update: torch.Tensor, state: State, step: Step) -> str | None:
-    """The slip whose update is closest to the learner's, or None when the right formula is
-    closer than every slip (then the learner's maths is right, only its order differs) or the
-    closest slip is not close (a mistake of another kind: naming a slip would mislead)."""
-    problem = step.problem
-    c1, c2 = bias_corrections(*problem.betas, step.number)
-    m, v = state["exp_avg"], state["exp_avg_sq"]
-    right = -problem.lr / c1 * m / ((v / c2).sqrt() + problem.eps)
-    formulas = {None: right} | {
-        slip: formula(m, v) for slip, formula in _slips(problem, step.number, step.grad).items()
-    }
-    distance = {k: (update - f).abs().max().item() for k, f in formulas.items()}
-    closest = min(distance, key=lambda k: distance[k])
-    if closest is None:
-        return None
-    apart = (formulas[closest] - right).abs().max().item()  # how far the slip is from Adam
-    return closest if distance[closest] <= apart / 10 else None
-
-
-def _param_verdict(
-    mine: torch.Tensor, want: torch.Tensor, state: State, step: Step, writes: Writes
-) -> Verdict | None:
-    if torch.equal(mine, want):
-        return None
-    if torch.equal(mine, step.param) and not torch.equal(want, step.param):
-        copy = (
-            ""
-            if mine.is_contiguous()
-            else "; or `param.reshape(-1)`, `.contiguous()`, `.flatten()` of this non-contiguous "
-            "parameter is a copy, and a write into a copy never reaches the parameter"
-        )
-        return failed(
-            f"{step.where} the parameter you were given did not change at all, though torch's "
-            "did: your update went into another tensor. If you wrote `param = param - ...`, the "
-            f"new tensor was bound to the local name `param`{copy}. A lost write: this course's "
-            "theme. Update the parameter itself, in place: param.addcdiv_(...).",
-            "unchanged",
-            "updated in place",
-        )
-    diff = (mine - want).abs().max().item()
-    yours, torchs = first_difference("param", mine, want)
-    slip = _closest_slip(mine - step.param, state, step)
-    if slip is not None:
-        return failed(
-            f"{step.where} the moments match but the parameter differs (max diff {diff:.3g}): "
-            f"your update matches a known slip: {slip}",
-            yours,
-            torchs,
-        )
-    if _close(mine, want):
-        return failed(
-            f"{step.where} your parameter is right to rounding but not bitwise (max diff "
-            f"{diff:.2g}). {_rounding_cause(writes.into(mine), state)}",
-            yours,
-            torchs,
-        )
-    return failed(
-        f"{step.where} the moments match but the parameter differs (max diff {diff:.3g}): check "
-        "the bias corrections 1 - beta**step, the sqrt in the denominator, eps and the sign",
-        yours,
-        torchs,
-    )
-
-
-def _rounding_cause(ops: list[str], state: State) -> str:
-    """Why a right formula is not torch's bits: the op that wrote the parameter when it is not
-    torch's, else the order of the operations (and a step count kept in a tensor)."""
-    foreign = sorted(set(ops) - {"addcdiv"})
-    if foreign:
-        return (
-            f"Your step wrote the parameter with {', '.join(op + '_' for op in foreign)}; "
-            f"torch's writes it with one {TORCH_WRITES['param'][1]}, and bitwise like torch "
-            "means torch's own operations: a float is rounded after every one."
-        )
-    tensor_count = isinstance(state["step"], torch.Tensor)
-    return (
-        "Bitwise like torch means torch's own operations in torch's order: the sqrt, the "
-        "division by sqrt(1 - beta2**t), then add_(eps): denom = (exp_avg_sq.sqrt() / "
-        "sqrt(1 - beta2**t)).add_(eps), and one param.addcdiv_(exp_avg, denom, "
-        "value=-lr / (1 - beta1**t)). m_hat and v_hat divided first is the same formula "
-        "rounded differently; eps added before the division is another formula, here too "
-        "close to tell apart"
-        + (
-            "; and torch reads state['step'] as a Python number (step.item()): 1 - beta**t "
-            "in a float32 tensor rounds differently too."
-            if tensor_count
-            else "."
-        )
-    )
-
-
 def _watched(param: torch.Tensor, state: State, number: int) -> dict[str, torch.Tensor]:
-    """The tensors whose writers are checked on step `number`: the parameter on every step,
-    the state from step 2 on. The state's writers on step 1 are told only once every value of
-    the problem is right: from zeros, mul_ then add_ reaches lerp_'s bits on step 1, and the
-    rounding that step 2 shows is the better lesson."""
-    return {"param": param} | (_state_tensors(state) if number >= 2 else {})
-
-
-def _state_tensors(state: State) -> dict[str, torch.Tensor]:
-    return {key: state[key] for key in STATE_KEYS}
+    """The tensors whose writers are checked after step `number`'s values: the parameter, and
+    the state from step 2 on (step 1's are told at the end of the problem, see run_problem)."""
+    return {"param": param} | ({k: state[k] for k in STATE_KEYS} if number >= 2 else {})
 
 
 def _writers_verdict(writes: Writes, tensors: dict[str, torch.Tensor], step: Step):
@@ -554,165 +222,21 @@ def _writers_verdict(writes: Writes, tensors: dict[str, torch.Tensor], step: Ste
     for name, tensor in tensors.items():
         ops, spelled = TORCH_WRITES[name]
         creation = STATE_CREATION if name != "param" and step.number == 1 else ()
-        foreign = sorted(set(writes.into(tensor)) - set(ops) - set(creation))
+        foreign = ", ".join(op + "_" for op in sorted(set(writes.into(tensor)) - {*ops, *creation}))
         if not foreign:
             continue
         what = "the parameter" if name == "param" else f"state[{name!r}]"
         return failed(
             f"{step.where} your numbers are torch's to the bit, but your step wrote {what} with "
-            f"{', '.join(op + '_' for op in foreign)}, where torch's step runs {spelled}"
+            f"{foreign}, where torch's step runs {spelled}"
             + (", on the first step too" if step.number == 1 else "")
             + ". On the CPU the two agree; on a device each op is a kernel of its own, and the "
             "rest of this lesson tests torch's ops one by one, so a step that is torch's must "
             "run them, writing into the tensor itself.",
-            ", ".join(op + "_" for op in foreign),
+            foreign,
             spelled,
         )
     return None
-
-
-def _reference_step():
-    def my_step(param, grad, state, lr, betas, eps):
-        beta1, beta2 = betas
-        if not state:
-            state["step"] = 0
-            state["exp_avg"] = torch.zeros_like(param, memory_format=torch.preserve_format)
-            state["exp_avg_sq"] = torch.zeros_like(param, memory_format=torch.preserve_format)
-        state["step"] += 1
-        t = state["step"]
-        state["exp_avg"].lerp_(grad, 1 - beta1)
-        state["exp_avg_sq"].mul_(beta2).addcmul_(grad, grad, value=1 - beta2)
-        denom = (state["exp_avg_sq"].sqrt() / (1 - beta2**t) ** 0.5).add_(eps)
-        param.addcdiv_(state["exp_avg"], denom, value=-lr / (1 - beta1**t))
-
-    return my_step
-
-
-# ---- wrong answers a learner writes ----------------------------------------------------------
-
-
-def _flawed_step(flaw: str):
-    """Adam as a learner writes it, with one mistake (`flaw`); "" is no mistake."""
-
-    def my_step(param, grad, state, lr, betas, eps):
-        lr = DEFAULT_LR if flaw == "lr ignored" else lr
-        eps = DEFAULT_EPS if flaw == "eps ignored" else eps
-        beta1, beta2 = DEFAULT_BETAS if flaw == "betas ignored" else betas
-        count = "t" if flaw == "count under another key" else "step"
-        if not state:
-            state[count] = 0
-            for key in STATE_KEYS:  # torch.zeros(shape) is always contiguous
-                contiguous = flaw == "contiguous state"
-                like = grad if flaw == "state like grad" else param
-                state[key] = torch.zeros(param.shape) if contiguous else torch.zeros_like(like)
-                if flaw == "state from ones":  # "a running mean of zeros would divide by 0"
-                    state[key] = torch.ones_like(param)
-        state[count] += 1
-        if flaw == "first step only" and state[count] > 1:
-            return  # the step was tried once, on one call
-        t = 1 if flaw == "first step's corrections" else state[count]
-        c1, c2 = bias_corrections(beta1, beta2, t)
-        if flaw == "no bias correction":
-            c1 = c2 = 1.0
-        _moments(flaw, state, grad, beta1, beta2)
-        denom = _denominator(flaw, state["exp_avg_sq"], c2, eps)
-        numerator = grad if flaw == "grad in the numerator" else state["exp_avg"]
-        _update(flaw, param, numerator, denom, lr / c1, c2, eps, state)
-
-    return my_step
-
-
-def _denominator(flaw: str, v: torch.Tensor, c2: float, eps: float) -> torch.Tensor:
-    """sqrt(v) / sqrt(1 - beta2**t) + eps, as the flawed step writes it."""
-    if flaw == "eps inside the sqrt":
-        return (v / c2 + eps).sqrt()
-    if flaw == "eps before the division":
-        return v.sqrt().add_(eps) / c2**0.5
-    if flaw == "sqrt_ into the state":
-        return (v.sqrt_() / c2**0.5).add_(eps)
-    if flaw == "correction not square-rooted":
-        return (v.sqrt() / c2).add_(eps)
-    root = v if flaw == "no sqrt" else v.sqrt()
-    return (root / c2**0.5).add_(eps)
-
-
-def _update(flaw, param, m, denom, size, c2, eps, state) -> None:
-    """The parameter update, as the flawed step writes it (`size` is lr / (1 - beta1**t))."""
-    if flaw == "reordered":  # m_hat and v_hat first: Adam's maths, another rounding
-        v_hat = state["exp_avg_sq"] / c2
-        param -= size * m / (v_hat.sqrt() + eps)
-    elif flaw == "rebinding":
-        param = param - size * m / denom  # noqa: F841 (never written back)
-    elif flaw == "data swap":
-        param.data = param.addcdiv(m, denom, value=-size)
-    elif flaw == "sub_" or (flaw == "sub_ on step 1" and state["step"] == 1):
-        param.sub_(size * m / denom)  # the same bits on the CPU, another op
-    elif flaw == "into a reshape":  # a copy when the parameter is not contiguous
-        param.reshape(-1).addcdiv_(m.reshape(-1), denom.reshape(-1), value=-size)
-    elif flaw == "contiguous, then copied back":
-        work = param.contiguous()
-        work.addcdiv_(m, denom, value=-size)
-        param.copy_(work)
-    elif flaw == "float64, copied back":
-        param.copy_(param.double().addcdiv(m.double(), denom.double(), value=-size))
-    else:
-        param.addcdiv_(m, denom, value=-size)
-
-
-def _moments(flaw: str, state: State, grad: torch.Tensor, beta1: float, beta2: float) -> None:
-    """The running means as the flawed step writes them."""
-    m, v = state["exp_avg"], state["exp_avg_sq"]
-    if flaw == "add_ on step 1" and state["step"] == 1:  # "from zeros, the mean is (1 - b) g"
-        m.add_((1 - beta1) * grad)
-        v.add_((1 - beta2) * grad * grad)
-        return
-    if flaw == "mul_ and add_":  # the markdown's formula, op by op
-        m.mul_(beta1).add_(grad, alpha=1 - beta1)
-    elif flaw == "new tensors":
-        state["exp_avg"] = torch.lerp(m, grad, 1 - beta1)  # the same values, in a new tensor
-    elif flaw == "copy_ of lerp":
-        m.copy_(torch.lerp(m, grad, 1 - beta1))  # in place, the same bits, not torch's op
-    else:
-        m.lerp_(grad, 1 - beta1)
-    if flaw == "add_ of the square":
-        v.mul_(beta2).add_((1 - beta2) * grad * grad)
-    elif flaw == "decay after":
-        v.addcmul_(grad, grad, value=1 - beta2).mul_(beta2)
-    elif flaw == "squares grad in place":
-        v.mul_(beta2).add_(grad.mul_(grad), alpha=1 - beta2)
-    else:
-        v.mul_(beta2).addcmul_(grad, grad, value=1 - beta2)
-
-
-def _counts_after_use():
-    """The step count read before it is incremented: t = 0 on the first step."""
-
-    def my_step(param, grad, state, lr, betas, eps):
-        beta1, beta2 = betas
-        if not state:
-            zeros = torch.zeros_like(param)
-            state.update(step=0, exp_avg=zeros.clone(), exp_avg_sq=zeros.clone())
-        t = state["step"]
-        state["step"] += 1
-        state["exp_avg"].lerp_(grad, 1 - beta1)
-        state["exp_avg_sq"].mul_(beta2).addcmul_(grad, grad, value=1 - beta2)
-        denom = (state["exp_avg_sq"].sqrt() / (1 - beta2**t) ** 0.5).add_(eps)
-        param.addcdiv_(state["exp_avg"], denom, value=-lr / (1 - beta1**t))
-
-    return my_step
-
-
-def _torch_adam_inside():
-    """torch's own Adam, kept in the state and stepped: equal to torch, because it is torch."""
-
-    def my_step(param, grad, state, lr, betas, eps):
-        if "optimizer" not in state:
-            state["optimizer"] = torch.optim.Adam([param], lr=lr, betas=betas, eps=eps)
-        param.grad = grad
-        state["optimizer"].step()
-        state.update(state["optimizer"].state[param])
-
-    return my_step
 
 
 register(
@@ -727,42 +251,6 @@ register(
         "exp_avg_sq.mul_(beta2).addcmul_(grad, grad, value=1 - beta2); "
         "denom = (exp_avg_sq.sqrt() / sqrt(1 - beta2**t)).add_(eps); "
         "param.addcdiv_(exp_avg, denom, value=-lr / (1 - beta1**t)).",
-        reference=_reference_step,
-        wrong_answers=(
-            lambda: _flawed_step("no bias correction"),
-            lambda: _flawed_step("no sqrt"),
-            lambda: _flawed_step("contiguous state"),
-            lambda: _flawed_step("eps inside the sqrt"),
-            lambda: _flawed_step("rebinding"),
-            lambda: _flawed_step("betas ignored"),
-            lambda: _flawed_step("reordered"),
-            lambda: _flawed_step("mul_ and add_"),
-            lambda: _flawed_step("add_ of the square"),
-            lambda: _flawed_step("new tensors"),
-            lambda: _flawed_step("count under another key"),
-            lambda: _flawed_step("lr ignored"),
-            lambda: _flawed_step("eps ignored"),
-            _counts_after_use,
-            lambda: scratch.adam_step,
-            _torch_adam_inside,
-            lambda: _flawed_step("data swap"),
-            lambda: _flawed_step("squares grad in place"),
-            lambda: _flawed_step("first step only"),
-            lambda: _flawed_step("eps before the division"),
-            lambda: _flawed_step("sub_"),
-            lambda: _flawed_step("copy_ of lerp"),
-            lambda: _flawed_step("into a reshape"),
-            lambda: _flawed_step("sqrt_ into the state"),
-            lambda: _flawed_step("grad in the numerator"),
-            lambda: _flawed_step("contiguous, then copied back"),
-            lambda: _flawed_step("float64, copied back"),
-            lambda: _flawed_step("state like grad"),
-            lambda: _flawed_step("first step's corrections"),
-            lambda: _flawed_step("state from ones"),
-            lambda: _flawed_step("decay after"),
-            lambda: _flawed_step("correction not square-rooted"),
-            lambda: _flawed_step("sub_ on step 1"),  # "the first step is special"
-            lambda: _flawed_step("add_ on step 1"),  # the state's first step, from zeros
-        ),
+        minutes=20,
     )
 )
