@@ -18,6 +18,7 @@ LAYERS: tuple[tuple[str, frozenset[str]], ...] = tuple(
     (title, frozenset(names.split()))
     for title, names in (
         ("shared: the error type, validators", "errors requirements progressbar"),
+        ("the course map (data: which lesson holds which checks)", "catalog"),
         (
             "shared: widgets, tables, checkers",
             "ui markup tables exercises journal figures devices mps_check",
@@ -26,7 +27,7 @@ LAYERS: tuple[tuple[str, frozenset[str]], ...] = tuple(
         ("the model layer", "model"),
         ("concept tools", "layout dispatch kernels audit"),
         ("lessons", "story isolation adam casefile start mystery"),
-        ("closing packages", "catalog doctor frontends"),
+        ("closing packages", "doctor frontends"),
         ("the command line", "__main__ __init__"),
     )
 )
