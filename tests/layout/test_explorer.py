@@ -151,7 +151,7 @@ def test_a_view_as_error_says_its_prefix_once(panel):
 
 
 def test_the_presets_do_not_answer_the_clone_prediction():
-    from course.exercises import _prediction
+    from course.exercises.registry import prediction
 
-    words = _prediction("04.clone_layout").answer_words
+    words = prediction("04.clone_layout").answer_words
     assert not [p for p in PRESETS for w in words if w in p]

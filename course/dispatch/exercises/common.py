@@ -1,29 +1,31 @@
-"""What notebook 05's checkers share: the learner's function run on every hidden variant and
-watched, so that the course's own reader passed (or called) as the answer is named.
+"""What notebook 05's checkers share on top of the engine (course.exercises.engine).
 
-The course's readers (`backend_kernel`, `call_path`) compute the exercises' answers: they are
-what the checkers compare with. A function that calls one agrees everywhere and teaches
-nothing, so each checker runs the learner's function under lesson 04's watch
-(course.layout.exercises.common.watched) and names such a call before it compares anything.
-Every variant's answer is collected first, because the pattern across variants (the same
-answer everywhere, one mistaken rule reproduced on all of them) says more than one failure.
+The course's readers (`backend_kernel`, `call_path`) are the checkers' truth: an answer that
+calls one agrees everywhere and teaches nothing, so the engine watches for them and
+`reader_used` names the call. A wrong answer is read across every variant, because the pattern
+says more than one failure: each checker runs models of the classic mistakes on the same
+variants, and `closest_model` picks the one the learner's answers follow.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from course.exercises import Verdict, failed, is_scaffold
-from course.layout.exercises.common import Borrowed, watched
+from course.exercises import Verdict, failed
+from course.exercises.engine import Trial
 
 
 @dataclass(frozen=True)
 class Answer:
-    """What the learner's function did on one variant: a value, or the exception it raised."""
+    """What a function did on one variant: a value, or the exception it raised."""
 
     value: object = None
     error: BaseException | None = None
+
+    @classmethod
+    def of(cls, trial: Trial) -> Answer:
+        return cls(trial.got, trial.error)
 
     @property
     def shown(self) -> str:
@@ -45,37 +47,31 @@ def first_line(exc: BaseException) -> str:
 
 
 def attempt(fn: Callable, *args: object) -> Answer:
-    """Call `fn`, keeping an exception as the answer (the scaffold's own is re-raised)."""
+    """Call a mistake model, keeping an exception as its answer."""
     try:
         return Answer(fn(*args))
-    except Exception as exc:
-        if is_scaffold(exc):
-            raise
+    except Exception as exc:  # a model of a wrong rule fails where the rule would
         return Answer(error=exc)
 
 
-def answers_watched(
-    fn: Callable, variants: Iterable[tuple], keys: Mapping[str, str]
-) -> tuple[list[Answer], list[str]]:
-    """`fn`'s answer on each variant's arguments, and the answer keys (course functions named
-    in `keys`, by their dotted name) it called, or was."""
-    borrowed = Borrowed()
-    run = watched(fn, borrowed)
-    answers = [attempt(run, *args) for args in variants]
-    return answers, [keys[name] for name in borrowed.course if name in keys]
+def a_function(example: str) -> Callable[[object], Verdict | None]:
+    """The engine's `form`: anything but a function is told to be one, with an example."""
+    return lambda answer: (
+        None if callable(answer) else failed(f"give a function, e.g. {example}", answer)
+    )
 
 
-def answer_key_verdict(title: str, used: list[str], instead: str) -> Verdict | None:
-    """The feedback for an answer that called the course's own reader, or None."""
-    if not used:
-        return None
-    return failed(
+def reader_used(title: str, instead: str) -> Callable[[tuple[str, ...]], Verdict]:
+    """The engine's `borrowed`: the feedback for an answer that called the course's reader."""
+    return lambda used: failed(
         f"{title} called {used[0]}, the course's own reader: it is what the checker compares "
         f"with, so it agrees everywhere and tests nothing you wrote. {instead}"
     )
 
 
-def closest_model(modelled: Sequence[Sequence[Answer]], answers: Sequence[Answer], index: int):
+def closest_model(
+    modelled: Sequence[Sequence[Answer]], answers: Sequence[Answer], index: int
+) -> int | None:
     """The index of the mistake model (modelled[m][v]: model m's answer on variant v) that
     gives the learner's answer on variant `index` and agrees with it on the most variants, or
     None: one wrong variant may fit several models, the whole run tells them apart."""

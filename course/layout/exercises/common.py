@@ -6,7 +6,9 @@ A rule the learner writes (an address, torch's contiguity rule, the layout after
 course's own calculator, which holds every rule. Such an answer agrees with torch everywhere and
 teaches nothing, so each checker runs the learner's function watched (`watched`): every call it
 makes to torch, to numpy or into the course's own code is recorded and named in the feedback.
+(The engine's `ready_made` watch names given functions; this one names whole libraries.)
 
+A `Rule` is the engine's `Checking` with layouts as the cases and torch as the truth (`judge`).
 When a rule disagrees with torch, the pattern of the disagreements says more than the smallest
 case alone: only layouts of 4 dims or more (a rule for three named dims), an answer that never
 changes when one parameter does (ignored, or hard-coded from an example), then what each rule's
@@ -15,11 +17,10 @@ own module knows about its classic mistakes (`Rule.causes`). `judge` asks in tha
 
 from __future__ import annotations
 
-import contextlib
 import inspect
 import os
 import sys
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import CodeType, FrameType
@@ -29,11 +30,12 @@ from torch.overrides import TorchFunctionMode
 
 import course
 from course.exercises import Verdict, failed, not_attempted
-from course.layout.oracle import Case, Mismatch, as_ints, mismatches
+from course.exercises.engine import Checking, Trial
+from course.layout.oracle import Case, Mismatch, Raised, as_ints, size_key
 
 COURSE_DIR = str(Path(course.__file__).resolve().parent)
-# the checkers themselves run inside the watch (the journal's wrapper, this package)
-CHECKERS = (str(Path(__file__).resolve().parent), str(Path(COURSE_DIR) / "exercises.py"))
+# the checkers themselves run inside the watch (the shared exercise layer, this package)
+CHECKERS = (str(Path(__file__).resolve().parent), str(Path(COURSE_DIR) / "exercises"))
 
 
 @dataclass
@@ -103,10 +105,9 @@ def _origin(code: CodeType) -> tuple[str, str] | None:
     """('course', name) for the course's own code (not the checkers), ('numpy', name) for
     numpy's, else None; cached per code object (the profiler asks on every call)."""
     if code not in _ORIGINS:
-        where = code.co_filename
-        origin = None
+        where, origin = code.co_filename, None
         if "<" in code.co_name:  # a comprehension or lambda inside a function already noted
-            origin = None
+            pass
         elif where.startswith(COURSE_DIR) and not where.startswith(CHECKERS):
             module = Path(where).relative_to(Path(COURSE_DIR).parent).with_suffix("")
             origin = ("course", f"{'.'.join(module.parts)}.{code.co_qualname}")
@@ -128,36 +129,24 @@ def _profiler(borrowed: Borrowed) -> Callable[[FrameType, str, Any], None]:
     return profile
 
 
-@contextlib.contextmanager
-def _watching(borrowed: Borrowed) -> Iterator[None]:
-    previous = sys.getprofile()
-    sys.setprofile(_profiler(borrowed))
-    try:
-        with _TorchCalls(borrowed):
-            yield
-    finally:
-        sys.setprofile(previous)
-
-
 def watched(fn: Callable, borrowed: Borrowed) -> Callable:
-    """`fn`, noting into `borrowed` what each call of it asks torch, numpy or the course."""
-    course_function = _course_function(fn)
-    if course_function:
-        borrowed.note("course", course_function)
+    """`fn`, noting into `borrowed` what each call of it asks torch, numpy or the course (a
+    course helper passed as the answer itself is noted before any call)."""
+    code = getattr(inspect.unwrap(getattr(fn, "__func__", fn)), "__code__", None)
+    origin = _origin(code) if code is not None else None
+    if origin and origin[0] == "course":
+        borrowed.note(*origin)
 
     def run(*args: object) -> object:
-        with _watching(borrowed):
-            return fn(*args)
+        previous = sys.getprofile()
+        sys.setprofile(_profiler(borrowed))
+        try:
+            with _TorchCalls(borrowed):
+                return fn(*args)
+        finally:
+            sys.setprofile(previous)
 
     return run
-
-
-def _course_function(fn: Callable) -> str | None:
-    """The name of a course helper passed as the answer itself (before any call is made)."""
-    inner = inspect.unwrap(getattr(fn, "__func__", fn))
-    code = getattr(inner, "__code__", None)
-    origin = _origin(code) if code is not None else None
-    return origin[1] if origin and origin[0] == "course" else None
 
 
 # --- reading the mismatches -----------------------------------------------------------------
@@ -179,41 +168,58 @@ Probe = Callable[[tuple], Sequence[object]]  # a case's arguments -> other value
 class Rule:
     """A rule the learner writes, and what its checker knows about getting it wrong.
 
+    `truth`: the rule as arithmetic, torch's answer on arguments no case holds (a probe's);
     `form`: what is wrong with the form of an answer (a list for an int), or None, asked
     first; `probes`: for each named parameter, other values to try (a rule whose answer never
     changes with it ignores it); `why`: what each parameter means, said when it is ignored;
-    `causes`: the rule's classic mistakes, each recognised from the mismatches or None."""
+    `causes`: the rule's classic mistakes, each recognised from the mismatches or None;
+    `success`: the passing message after n cases."""
 
     title: str  # "your address rule"
     signature: str  # "def address(index, stride, offset)"
     cases: Callable[[], Sequence[Case]]
-    reference: Callable[..., object]
     params: tuple[str, ...]
+    success: Callable[[int], str] = str
+    truth: Callable[..., object] | None = None
     form: Callable[[Mismatch], str | None] = lambda m: None
     probes: Mapping[str, Probe] = field(default_factory=dict)
     why: Mapping[str, str] = field(default_factory=dict)
     causes: tuple[Cause, ...] = ()
 
 
-def judge(fn: object, rule: Rule) -> tuple[Verdict | None, int]:
-    """(None, number of cases) when `fn` agrees with torch on every case and computed it
-    itself, else (the verdict naming the cause, number of cases)."""
-    cases = rule.cases()
+def judge(fn: object, rule: Rule) -> Verdict:
+    """The engine run with torch's answers on the rule's layouts, smallest first: passed when
+    `fn` agrees on every one and computed it itself, else the verdict naming the cause."""
     if not callable(fn):
         return failed(
             f"{rule.title}: give a function, e.g. {rule.signature}: ...",
             type(fn).__name__,
             "a function",
-        ), len(cases)
+        )
     borrowed = Borrowed()
-    try:
-        misses = mismatches(cases, watched(fn, borrowed))
-    except NotImplementedError:  # the scaffold's own: mismatches reports any other error
-        return not_attempted(f"{rule.title} still raises NotImplementedError"), len(cases)
-    verdict = borrowed.verdict(rule.title)
-    if verdict is None and misses:
-        verdict = _mismatch_verdict(fn, rule, misses)
-    return verdict, len(cases)
+    verdict = Checking(
+        cases=lambda: sorted(rule.cases(), key=lambda case: size_key(case.layout)),
+        run=lambda answer, case: as_ints(answer(*case.args)),
+        expect=lambda case: case.expected,
+        agree=lambda got, expected: type(got) is type(expected) and got == expected,
+        label=lambda case: case.label,
+        success=rule.success,
+        diagnoses=(lambda trials: _mismatch_verdict(fn, rule, _misses(trials)),),
+    )(watched(fn, borrowed))
+    if not verdict.attempted:
+        return not_attempted(f"{rule.title} still raises NotImplementedError")
+    return borrowed.verdict(rule.title) or verdict
+
+
+def _misses(trials: list[Trial]) -> list[Mismatch]:
+    """The trials the answer got wrong, as the oracle's mismatches (an error as its text)."""
+    return [
+        Mismatch(
+            t.case, Raised(f"raised {type(t.error).__name__}: {t.error}") if t.error else t.got
+        )
+        for t in trials
+        if t.missed
+    ]
 
 
 def _mismatch_verdict(fn: Callable, rule: Rule, misses: list[Mismatch]) -> Verdict:
@@ -272,22 +278,22 @@ def ignored(fn: Callable, rule: Rule, misses: list[Mismatch]) -> Finding | None:
     quoted = [f"`{n}`" for n in names]
     listed = quoted[0] if len(quoted) == 1 else ", ".join(quoted[:-1]) + " and " + quoted[-1]
     why = " ".join(rule.why[n] for n in names if n in rule.why)
+    one = len(names) == 1
     return Finding(
-        f"your function gives the same answer whatever {listed} "
-        f"{'is' if len(names) == 1 else 'are'}: changing {'it' if len(names) == 1 else 'them'} "
-        f"changes torch's answer, not yours (ignored, or copied from an example?). {why}".rstrip(),
+        f"your function gives the same answer whatever {listed} {'is' if one else 'are'}: "
+        f"changing {'it' if one else 'them'} changes torch's answer, not yours (ignored, or "
+        f"copied from an example?). {why}".rstrip(),
         tried[0],
     )
 
 
 def _ignores(fn: Callable, rule: Rule, name: str, tried: list[Mismatch]) -> bool:
-    position = rule.params.index(name)
-    seen = False
+    position, truth, seen = rule.params.index(name), rule.truth, False
     for m in tried:
         args = m.case.args
         for other in rule.probes[name](args):
             changed = args[:position] + (other,) + args[position + 1 :]
-            if as_ints(rule.reference(*changed)) == as_ints(rule.reference(*args)):
+            if as_ints(truth(*changed)) == as_ints(truth(*args)):
                 continue  # this change does not move torch's answer either: no evidence
             try:
                 same = as_ints(fn(*changed)) == as_ints(fn(*args))
@@ -321,3 +327,8 @@ def smallest(misses: list[Mismatch], test: Callable[[Mismatch], str | None]) -> 
     answered = plain(misses)
     cause = test(answered[0]) if answered else None
     return Finding(cause, answered[0]) if cause else None
+
+
+def read_smallest(*tests: Callable[[Mismatch], str | None]) -> tuple[Cause, ...]:
+    """Causes that each read one classic mistake from the smallest answered mismatch."""
+    return tuple(lambda misses, test=test: smallest(misses, test) for test in tests)

@@ -3,44 +3,27 @@ the mistake model that fits the whole run."""
 
 from __future__ import annotations
 
-import pytest
-
 from course.dispatch.exercises.common import (
     Answer,
-    answer_key_verdict,
-    answers_watched,
+    a_function,
     attempt,
     closest_model,
     first_line,
+    reader_used,
 )
-from course.dispatch.registry import backend_kernel, lookup
-from course.exercises import SCAFFOLD
-
-KEYS = {"course.dispatch.registry.backend_kernel": "backend_kernel"}
 
 
-def test_an_exception_is_an_answer_but_the_scaffold_is_not():
+def test_an_exception_is_an_answer():
     answer = attempt(lambda: {}["MPS"])
     assert answer.error is not None and answer.shown == "raised KeyError: 'MPS'"
     assert answer.same_as(Answer(error=KeyError("CPU"))) and not answer.same_as(Answer("x"))
 
-    def blank():
-        raise NotImplementedError(SCAFFOLD)
 
-    with pytest.raises(NotImplementedError):
-        attempt(blank)
-
-
-def test_the_course_reader_is_seen_passed_or_called_but_lookup_is_fine():
-    variants = [("addcmul_", "CPU")]
-    _, used = answers_watched(backend_kernel, variants, KEYS)
-    assert used == ["backend_kernel"]
-    _, used = answers_watched(lambda op, b: backend_kernel(op, b), variants, KEYS)
-    assert used == ["backend_kernel"]
-    answers, used = answers_watched(lambda op, b: lookup(op).name, variants, KEYS)
-    assert used == [] and answers[0].value == "addcmul_"
-    assert answer_key_verdict("yours", [], "write it") is None
-    assert "the course's own reader" in answer_key_verdict("yours", ["x"], "write it").message
+def test_a_function_is_asked_for_and_a_reader_named():
+    assert a_function("def f(): ...")(len) is None
+    assert "give a function, e.g. def f(): ..." in a_function("def f(): ...")("f").message
+    verdict = reader_used("yours", "write it")(("backend_kernel", "kernel_entry"))
+    assert "yours called backend_kernel, the course's own reader" in verdict.message
 
 
 def test_the_closest_model_agrees_on_the_most_variants():

@@ -5,14 +5,14 @@ from __future__ import annotations
 from course.dispatch.exercises import predictions
 from course.dispatch.registry import lookup
 from course.dispatch.tables import key_summary
-from course.exercises import _prediction
+from course.exercises.registry import prediction
 
 
 def test_predictions_come_from_the_live_torch():
-    assert _prediction("05.binding").outcome() == "nowhere: it is generated C++"
-    assert _prediction("05.mps_kernel").outcome() == "addcmul.out's kernel, shared with addcmul"
-    assert _prediction("05.call_order").outcome() == "AutogradCPU, ADInplaceOrView, then CPU"
-    assert _prediction("05.override").outcome() == "a huge jump"
+    assert prediction("05.binding").outcome() == "nowhere: it is generated C++"
+    assert prediction("05.mps_kernel").outcome() == "addcmul.out's kernel, shared with addcmul"
+    assert prediction("05.call_order").outcome() == "AutogradCPU, ADInplaceOrView, then CPU"
+    assert prediction("05.override").outcome() == "a huge jump"
     assert not lookup("addcmul_").dispatch  # on 2.13 to 2.15: the delegate's kernel
 
 

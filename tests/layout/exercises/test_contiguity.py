@@ -7,32 +7,18 @@ import pytest
 from course.exercises import check
 from course.layout.calculator import Layout
 from course.layout.exercises.contiguity import why_not, why_so
-from tests.corpus import assert_told_its_cause, corpus_cases
-
-CAUSES = {
-    "04.is_contiguous": (
-        "never stepped along",  # strides must equal the row-major ones exactly
-        "no elements",  # size-1 dims handled, empty tensors not
-        "an expanded dim repeats",  # only the innermost stride checked
-        "every index along it reads the same slot",  # strides in decreasing order
-        "not in row-major order",  # "no gaps" taken for contiguous
-        "up to 3 dims, but not with 4",  # three dims unpacked by name
-        "asked torch (torch.empty_strided, Tensor.is_contiguous)",
-        "asked numpy",  # np.lib.stride_tricks.as_strided(...).flags.c_contiguous
-        "course's own course.layout.calculator",  # Layout.strided(...).is_contiguous()
-        "dim 0 has stride 0",  # stride-0 dims skipped like size-1 dims
-        "a 0-dim tensor holds one element",  # no dims: not contiguous
-        "never stepped along",  # no gaps and decreasing strides
-        "leave gaps",  # last stride 1 and decreasing strides
-        "no elements",  # size-0 dims skipped like size-1 dims, emptiness never asked
-        "its elements overlap",  # no gaps, strides shrinking to 1: (2, 2, 2), (3, 3, 1)
-    ),
-}
+from tests.corpus import assert_accepted, assert_told_its_cause, right_params, wrong_params
+from tests.layout.exercises.corpus_contiguity import CORPORA
 
 
-@pytest.mark.parametrize(("name", "index", "cause"), corpus_cases(CAUSES))
-def test_each_wrong_answer_is_told_its_cause(name, index, cause):
-    assert_told_its_cause(name, index, cause)
+@pytest.mark.parametrize(("name", "flaw"), wrong_params(CORPORA))
+def test_each_wrong_answer_is_told_its_cause(name, flaw):
+    assert_told_its_cause(name, flaw)
+
+
+@pytest.mark.parametrize(("name", "how"), right_params(CORPORA))
+def test_a_right_answer_written_another_way_passes(name, how):
+    assert_accepted(name, how)
 
 
 def test_a_rule_wrong_both_ways_hears_both():
