@@ -37,11 +37,13 @@ class Solution:
 
     `regions`: the code between the markers that belongs to the answer's definition (a
     function's body, an assignment), in order; `cells`: those cells as a learner would type
-    them, markers removed."""
+    them, markers removed; `answer`: the expression the notebook checks (`my_step`, or a dict
+    or tuple of the functions it defines)."""
 
     name: str
     regions: tuple[str, ...]
     cells: tuple[str, ...]
+    answer: str = ""  # what the notebook hands to check(...) or predict(...), as code
 
     @property
     def text(self) -> str:
@@ -138,4 +140,4 @@ def find(name: str, folder: Path | None = None) -> Solution:
         lines = cells[at].split("\n")
         regions = ["\n".join(lines[a - 1 : b]) for a, b in _regions(cells[at])]
         shown = [without_markers(cells[at])]
-    return Solution(name, tuple(regions), tuple(shown))
+    return Solution(name, tuple(regions), tuple(shown), ast.unparse(answer))
