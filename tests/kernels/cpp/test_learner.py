@@ -9,9 +9,9 @@ import pytest
 
 from course import journal
 from course.errors import CourseError
-from course.exercises import check, get
+from course.exercises import check
 from course.kernels.cpp import learner
-from course.kernels.exercises.compiled.write_kernel import REFERENCE_KERNEL
+from tests.kernels.exercises.compiled.corpus_write_kernel import CORPORA, REFERENCE_KERNEL
 
 
 def test_the_source_must_be_a_kernel():
@@ -124,6 +124,7 @@ def test_the_skeleton_as_printed_is_not_attempted(tmp_path, monkeypatch):
 
 @pytest.mark.compile
 def test_write_kernel_feedback_names_the_variant():
-    verdict = check("07.write_kernel", get("07.write_kernel").wrong_answers[2]())  # no offsets
+    (corpus,) = CORPORA
+    verdict = check("07.write_kernel", corpus.wrong["no offsets"][0]())
     assert "an output with a storage offset" in verdict.message
     assert check("07.write_kernel", "not C++").message.startswith("give the C++ source")

@@ -8,6 +8,7 @@ copy is told so, whatever its values).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import torch
 from torch.utils._python_dispatch import TorchDispatchMode
@@ -34,21 +35,26 @@ TILE_CASES: tuple[tuple[tuple[int, int], int, str, float], ...] = (
 
 
 OVERWRITES = {"copy_", "fill_", "zero_", "empty", "set_"}  # writes that ignore what was there
+UNCHANGED = ("out unchanged", "out updated")
+ONCE = "every element updated exactly once"
 
 
 def _storage_key(t: torch.Tensor) -> int:
     return t.untyped_storage().data_ptr()
 
 
-@dataclass
-class Write:
-    """One op's write: into which storage, and where (the written view's layout)."""
+def _slots(t: torch.Tensor) -> list[int]:
+    """The slots of its storage a tensor covers, in its element order."""
+    size = t.untyped_storage().nbytes() // t.element_size()
+    return torch.arange(size).as_strided(t.shape, t.stride(), t.storage_offset()).flatten().tolist()
+
+
+class Write(NamedTuple):
+    """One op's write: into which storage, and which of its slots (the written view's)."""
 
     op: str
     storage: int
-    shape: tuple[int, ...]
-    stride: tuple[int, ...]
-    offset: int
+    slots: list[int]
 
 
 class WriteLog(TorchDispatchMode):
@@ -62,16 +68,8 @@ class WriteLog(TorchDispatchMode):
         kwargs = kwargs or {}
         written = [] if _copy_onto_itself(func, args) else _written(func, args, kwargs)
         result = func(*args, **kwargs)
-        self.writes += [
-            Write(
-                func._schema.name.removeprefix("aten::"),
-                _storage_key(t),
-                tuple(t.shape),
-                tuple(t.stride()),
-                t.storage_offset(),
-            )
-            for t in written
-        ]
+        op = func._schema.name.removeprefix("aten::")
+        self.writes += [Write(op, _storage_key(t), _slots(t)) for t in written]
         return result
 
 
@@ -92,26 +90,10 @@ def _written(func, args: tuple, kwargs: dict) -> list[torch.Tensor]:
     """The tensors an op's schema marks as written (`Tensor(a!)`)."""
     found = []
     for index, argument in enumerate(func._schema.arguments):
-        info = argument.alias_info
-        if info is None or not info.is_write:
-            continue
-        value = args[index] if index < len(args) else kwargs.get(argument.name)
-        if isinstance(value, torch.Tensor):
-            found.append(value)
+        if argument.alias_info is not None and argument.alias_info.is_write:
+            value = args[index] if index < len(args) else kwargs.get(argument.name)
+            found += [value] if isinstance(value, torch.Tensor) else []
     return found
-
-
-def _slots(t: torch.Tensor, shape, stride, offset: int) -> list[int]:
-    """The storage slots a view of t's storage with this layout covers, in its element order."""
-    size = t.untyped_storage().nbytes() // t.element_size()
-    return torch.arange(size).as_strided(shape, stride, offset).flatten().tolist()
-
-
-def _cells(out: torch.Tensor) -> dict[int, tuple[int, int]]:
-    """out's storage slot -> the (row, col) cell stored there."""
-    slots = _slots(out, out.shape, out.stride(), out.storage_offset())
-    cols = out.shape[1]
-    return {slot: divmod(i, cols) for i, slot in enumerate(slots)}
 
 
 def check_tiles(fn) -> Verdict:
@@ -154,12 +136,10 @@ class TileCase:
 
     def check(self, fn) -> Verdict | None:
         """None when right; else a failed verdict naming the first problem the writes show."""
-        before = self.out.clone()
-        inputs = (self.t1.clone(), self.t2.clone())
+        before, inputs = self.out.clone(), (self.t1.clone(), self.t2.clone())
         expected = torch.addcmul(before, self.t1, self.t2, value=self.value)
-        log = WriteLog()
         try:
-            with log:
+            with WriteLog() as log:
                 returned = fn(self.out, self.t1, self.t2, self.value, self.tile)
         except Exception as exc:
             if is_scaffold(exc):
@@ -169,15 +149,15 @@ class TileCase:
             return failed(
                 f"{self.where} your function wrote into an input (t1 or t2): only out is updated"
             )
-        mine = [w for w in log.writes if w.storage == _storage_key(self.out)]
-        mine = [w for w in mine if 0 not in w.shape]  # an empty block writes nothing
+        key = _storage_key(self.out)
+        mine = [w for w in log.writes if w.storage == key and w.slots]  # an empty block: none
         if not mine:
             return self._never_written(returned, before, log)
-        cell_of = _cells(self.out)
-        slots = [_slots(self.out, w.shape, w.stride, w.offset) for w in mine]
-        if any(s not in cell_of for written in slots for s in written):
+        cols, slots = self.out.shape[1], _slots(self.out)
+        cell_of = {slot: divmod(i, cols) for i, slot in enumerate(slots)}  # slot -> (row, col)
+        if any(s not in cell_of for w in mine for s in w.slots):
             return failed(f"{self.where} your function wrote outside out's elements")
-        cells = [[cell_of[s] for s in written] for written in slots]
+        cells = [[cell_of[s] for s in w.slots] for w in mine]
         return (
             self._twice_in_a_row(cells, [w.op for w in mine])
             or self._coverage(cells)
@@ -200,72 +180,62 @@ class TileCase:
         return None
 
     def _never_written(self, returned, before: torch.Tensor, log: WriteLog) -> Verdict:
+        updated = [w.op for w in log.writes if w.op not in OVERWRITES]
         if not torch.equal(self.out, before):
             return failed(
                 f"{self.where} out changed, but through no torch op the checker can see (numpy, "
                 "a raw pointer?): the checker records each torch write into out to see your "
                 "tiles. Update out with torch: out[block].addcmul_(...)",
             )
-        updated = [w.op for w in log.writes if w.op not in OVERWRITES]
         if updated:
             return failed(
                 f"{self.where} your loop updated a copy of out, not out ({updated[0]} into "
                 "another tensor): out.contiguous() or clone() of a non-contiguous out is a new "
                 "tensor, and writes into it are lost, the Placeholder's bug again. Slice out "
                 "itself: out[block].addcmul_(...)",
-                "out unchanged",
-                "out updated",
+                *UNCHANGED,
             )
         if isinstance(returned, torch.Tensor) and returned is not self.out:
             return failed(
                 f"{self.where} you returned your results in a new tensor, but out itself never "
                 "changed: the caller keeps out, so update it in place (out[block].addcmul_(...))",
-                "out unchanged",
-                "out updated",
+                *UNCHANGED,
             )
-        return failed(f"{self.where} out never changed", "out unchanged", "out updated")
+        return failed(f"{self.where} out never changed", *UNCHANGED)
 
     def _coverage(self, cells: list[list[tuple[int, int]]]) -> Verdict | None:
-        rows, cols = self.shape
         count = torch.zeros(self.shape, dtype=torch.int64)
-        for written in cells:
-            for r, c in written:
-                count[r, c] += 1
+        for r, c in (cell for written in cells for cell in written):
+            count[r, c] += 1
         if (count > 1).any():
             r, c = (count > 1).nonzero()[0].tolist()
             return failed(
                 f"{self.where} element ({r}, {c}) was updated {int(count[r, c])} times: do your "
                 "tiles overlap? Step the loops by the tile size",
                 f"{int((count > 1).sum())} elements updated twice or more",
-                "every element updated exactly once",
+                ONCE,
             )
         if (count == 0).any():
             r, c = (count == 0).nonzero()[0].tolist()
             return failed(
                 f"{self.where} element ({r}, {c}) was never updated: {self._missed(count == 0)}",
                 f"{int((count == 0).sum())} of {count.numel()} elements never updated",
-                "every element updated exactly once",
+                ONCE,
             )
         return None
 
     def _missed(self, missed: torch.Tensor) -> str:
         """Why these elements were never updated, read from which ones they are."""
-        rows, cols = self.shape
+        (rows, cols), tile = self.shape, self.tile
         row = torch.arange(rows)[:, None].expand(rows, cols)
         col = torch.arange(cols)[None, :].expand(rows, cols)
-        ragged_rows, ragged_cols = (
-            row >= rows // self.tile * self.tile,
-            col >= cols // self.tile * self.tile,
-        )
+        ragged_rows, ragged_cols = row >= rows // tile * tile, col >= cols // tile * tile
         if any(missed.equal(m) for m in (ragged_rows, ragged_cols, ragged_rows | ragged_cols)):
             return (
                 "do your tiles reach the last rows and columns when the size is not a "
                 "multiple of the tile? (a slice past the end simply stops at the edge)"
             )
-        last = self.tile - 1
-        if self.tile > 1 and bool(
-            ((row % self.tile == last) | (col % self.tile == last))[missed].all()
-        ):
+        if tile > 1 and bool(((row % tile == tile - 1) | (col % tile == tile - 1))[missed].all()):
             return (
                 "each tile's last row or column is missing: slice(r0, r0 + tile) already "
                 "stops before r0 + tile, so a block needs no - 1"
@@ -301,9 +271,8 @@ class TileCase:
         )
 
     def _tiling(self, cells: list[list[tuple[int, int]]]) -> Verdict | None:
-        rows, cols = self.shape
-        one_tile = rows <= self.tile and cols <= self.tile
-        if len(cells) == 1 and not one_tile:
+        (rows, cols), tile = self.shape, self.tile
+        if len(cells) == 1 and not (rows <= tile and cols <= tile):
             return failed(
                 f"{self.where} your loop made one call on the whole matrix: that is not tiled. "
                 "Cut out into tile x tile blocks and update one block per call",
@@ -312,29 +281,9 @@ class TileCase:
             )
         visited: list[tuple[int, int]] = []
         for written in cells:
-            tiles = {(r // self.tile, c // self.tile) for r, c in written}
+            tiles = {(r // tile, c // tile) for r, c in written}
             if len(tiles) > 1:
-                in_rows = {r for r, _ in written}
-                if len(in_rows) == 1:
-                    return failed(
-                        f"{self.where} your loop walks rows: one call covers row {in_rows.pop()} "
-                        "across several tiles. A tiled loop finishes a tile x tile block before "
-                        "the next",
-                        "a row per call",
-                        "a tile per call",
-                    )
-                if len({c for _, c in written}) == cols > self.tile:
-                    return failed(
-                        f"{self.where} one call covers whole rows, every column: a block is "
-                        "out[r0:r0 + tile, c0:c0 + tile], both dims in one index (out[a:b][c:d] "
-                        "slices the rows twice)",
-                        "whole rows per call",
-                        "a tile per call",
-                    )
-                return failed(
-                    f"{self.where} one call covers parts of {len(tiles)} tiles: blocks must be "
-                    "tile x tile, starting at multiples of the tile",
-                )
+                return self._across_tiles(written, tiles)
             (here,) = tiles
             if visited and visited[-1] != here and here in visited:
                 return failed(
@@ -347,149 +296,28 @@ class TileCase:
             visited.append(here)
         return None
 
-
-def _tiles_reference():
-    def tiled_addcmul_(out, t1, t2, value, tile):
-        rows, cols = out.shape
-        for r0 in range(0, rows, tile):
-            for c0 in range(0, cols, tile):
-                block = (slice(r0, r0 + tile), slice(c0, c0 + tile))
-                out[block].addcmul_(t1[block], t2[block], value=value)
-        return out
-
-    return tiled_addcmul_
-
-
-def _tiles_wrong(
-    stop_short=False, overlap=False, swapped=False, fixed_value=None, fixed_tile=None, copy=False
-):
-    def tiled_addcmul_(out, t1, t2, value, tile):
-        tile = fixed_tile or tile
-        value = value if fixed_value is None else fixed_value
-        work = out.contiguous() if copy else out
-        rows, cols = work.shape
-        step = tile - 1 if overlap and tile > 1 else tile
-        row_end = rows // tile * tile if stop_short else rows
-        col_end = cols // tile * tile if stop_short else cols
-        for r0 in range(0, row_end, step):
-            for c0 in range(0, col_end, step):
-                rs, cs = slice(r0, r0 + tile), slice(c0, c0 + tile)
-                block = (cs, rs) if swapped else (rs, cs)
-                work[block].addcmul_(t1[block], t2[block], value=value)
-        return work
-
-    return tiled_addcmul_
-
-
-def _one_call():
-    def tiled_addcmul_(out, t1, t2, value, tile):
-        return out.addcmul_(t1, t2, value=value)
-
-    return tiled_addcmul_
-
-
-def _walks_rows():
-    def tiled_addcmul_(out, t1, t2, value, tile):
-        for r in range(out.shape[0]):
-            out[r].addcmul_(t1[r], t2[r], value=value)
-        return out
-
-    return tiled_addcmul_
-
-
-def _new_tensor():
-    def tiled_addcmul_(out, t1, t2, value, tile):
-        result = torch.empty_like(out)
-        for r0 in range(0, out.shape[0], tile):
-            for c0 in range(0, out.shape[1], tile):
-                block = (slice(r0, r0 + tile), slice(c0, c0 + tile))
-                result[block] = torch.addcmul(out[block], t1[block], t2[block], value=value)
-        return result
-
-    return tiled_addcmul_
-
-
-def _tiles_by(blocks, value_of=lambda value: value, second=None):
-    """A tiled loop over the blocks `blocks(rows, cols, tile)` gives, with one slip in the value
-    (`value_of`) or in which block of t2 it reads (`second`)."""
-
-    def tiled_addcmul_(out, t1, t2, value, tile):
-        for block in blocks(*out.shape, tile):
-            other = block if second is None else second(block, tile)
-            out[block].addcmul_(t1[block], t2[other], value=value_of(value))
-        return out
-
-    return tiled_addcmul_
-
-
-def _square(rows, cols, tile):  # both loops bounded by the row count
-    return [
-        (slice(r, r + tile), slice(c, c + tile))
-        for r in range(0, rows, tile)
-        for c in range(0, rows, tile)
-    ]
-
-
-def _one_short(rows, cols, tile):  # a block of tile - 1, as if the slice's end were included
-    return [
-        (slice(r, r + tile - 1), slice(c, c + tile - 1))
-        for r in range(0, rows, tile)
-        for c in range(0, cols, tile)
-    ]
-
-
-def _last_tile_dropped(rows, cols, tile):  # range(0, rows - tile, tile)
-    return [
-        (slice(r, r + tile), slice(c, c + tile))
-        for r in range(0, rows - tile, tile)
-        for c in range(0, cols - tile, tile)
-    ]
-
-
-def _every_tile(rows, cols, tile):
-    return [
-        (slice(r, r + tile), slice(c, c + tile))
-        for r in range(0, rows, tile)
-        for c in range(0, cols, tile)
-    ]
-
-
-def _tiles_doing(update):
-    """A tiled loop over every tile whose update of one block, update(out_block, t1_block,
-    t2_block, value), is not out += value * t1 * t2."""
-
-    def tiled_addcmul_(out, t1, t2, value, tile):
-        for block in _every_tile(*out.shape, tile):
-            update(out[block], t1[block], t2[block], value)
-        return out
-
-    return tiled_addcmul_
-
-
-def _first_block_of_t2(block, tile):  # t2's first tile, cut to the block's size
-    rows, cols = (s.stop - s.start for s in block)
-    return (slice(0, rows), slice(0, cols))
-
-
-def _chained_slices():
-    def tiled_addcmul_(out, t1, t2, value, tile):
-        for r0 in range(0, out.shape[0], tile):
-            for c0 in range(0, out.shape[1], tile):  # [r0:..][c0:..] slices the rows twice
-                rows, cols = slice(r0, r0 + tile), slice(c0, c0 + tile)
-                out[rows][cols].addcmul_(t1[rows][cols], t2[rows][cols], value=value)
-        return out
-
-    return tiled_addcmul_
-
-
-def _through_numpy():
-    def tiled_addcmul_(out, t1, t2, value, tile):
-        mine, a, b = out.numpy(), t1.numpy(), t2.numpy()
-        for block in _every_tile(*out.shape, tile):
-            mine[block] += value * a[block] * b[block]
-        return out
-
-    return tiled_addcmul_
+    def _across_tiles(self, written: list[tuple[int, int]], tiles: set) -> Verdict:
+        """One call that covers parts of several tiles: a row, whole rows, or misplaced blocks."""
+        in_rows = {r for r, _ in written}
+        if len(in_rows) == 1:
+            return failed(
+                f"{self.where} your loop walks rows: one call covers row {in_rows.pop()} "
+                "across several tiles. A tiled loop finishes a tile x tile block before the next",
+                "a row per call",
+                "a tile per call",
+            )
+        if len({c for _, c in written}) == self.shape[1] > self.tile:
+            return failed(
+                f"{self.where} one call covers whole rows, every column: a block is "
+                "out[r0:r0 + tile, c0:c0 + tile], both dims in one index (out[a:b][c:d] "
+                "slices the rows twice)",
+                "whole rows per call",
+                "a tile per call",
+            )
+        return failed(
+            f"{self.where} one call covers parts of {len(tiles)} tiles: blocks must be "
+            "tile x tile, starting at multiples of the tile",
+        )
 
 
 register(
@@ -502,27 +330,6 @@ register(
         hint="Two loops over the tiles' top-left corners, range(0, rows, tile) and "
         "range(0, cols, tile); a slice past the end simply stops at the edge. Update the block "
         "of out itself: out[block].addcmul_(t1[block], t2[block], value=value).",
-        reference=_tiles_reference,
-        wrong_answers=(
-            lambda: _tiles_wrong(stop_short=True),
-            lambda: _tiles_wrong(overlap=True),
-            lambda: _tiles_wrong(swapped=True),
-            _one_call,
-            _walks_rows,
-            lambda: _tiles_wrong(copy=True),
-            _new_tensor,
-            lambda: _tiles_wrong(fixed_value=0.5),
-            lambda: _tiles_wrong(fixed_tile=2),
-            lambda: _tiles_by(_square),
-            lambda: _tiles_by(_one_short),
-            lambda: _tiles_by(_last_tile_dropped),
-            lambda: _tiles_by(_every_tile, value_of=abs),
-            lambda: _tiles_by(_every_tile, second=_first_block_of_t2),
-            _chained_slices,
-            _through_numpy,
-            lambda: _tiles_doing(lambda out, a, b, value: out.copy_(value * a * b)),
-            lambda: _tiles_doing(lambda out, a, b, value: out.addcmul_(a, b).mul_(value)),
-            lambda: _tiles_doing(lambda out, a, b, value: out.add_(a * b + value)),
-        ),
+        minutes=15,
     )
 )

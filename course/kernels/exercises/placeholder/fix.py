@@ -63,8 +63,30 @@ BYPASS = (
     "(and one kernel serves addcmul_ and addcdiv_: a formula written for one is wrong for the "
     "other)"
 )
-
-
+UPDATED = ("old values", "the output updated")
+REBOUND = (
+    "your kernel rebound call.output (`call.output = ...`): that changes what the name means "
+    "inside your kernel, not the caller's tensor, which kept its old values. Copy into it: "
+    "call.output.copy_(temporary)"
+)
+SWAPPED = (
+    "`call.output.data = ...` (or call.output.set_(...)) swapped another tensor's memory into "
+    "the Python object: the output's own storage, which other views share (Adam's exp_avg_sq, a "
+    "parameter), never changed. Copy into it: call.output.copy_(temporary)"
+)
+PLACEHOLDER_ON_OUTPUT = (
+    "The graph's output placeholder wrapped call.output itself, so the Placeholder gathered a "
+    "contiguous copy, the graph wrote that copy and nothing copied it back (2.2.1's bug)."
+)
+NOT_COPIED = (
+    "The graph wrote your temporary, but nothing copied it into call.output after the graph "
+    "ran: call.output.copy_(temporary)."
+)
+ONLY_SOME = (
+    " Yet your kernel's result did reach a {layout} output: your copy back runs only for some "
+    "outputs. Every non-contiguous output needs it, whatever its number of dims, strides or "
+    "storage offset."
+)
 COURSE_KERNELS = (emps.gather_compute_scatter, emps.output_placeholder)  # answers, not yours
 BORROWED = (
     "your kernel called the course's own working kernel, emps.{name}, to do the work: the fix "
@@ -72,19 +94,6 @@ BORROWED = (
     "placeholders, the copy back into call.output), not hand the call to the course's fixed "
     "kernel"
 )
-
-
-def noting_course_kernels(kernel: Callable, used: list[str]) -> Callable:
-    """`kernel`, noting into `used` each course kernel it calls, however it was imported: a
-    fix that forwards the call to emps.gather_compute_scatter is right everywhere and teaches
-    nothing. Watched with the profiler hook (chained to any previous one) only while it runs."""
-
-    def watched(call: emps.KernelCall) -> None:
-        with ready_made({kernel.__name__: kernel for kernel in COURSE_KERNELS}) as seen:
-            kernel(call)
-        used.extend(seen)
-
-    return watched
 
 
 def fix_variants() -> list[tuple[str, str, float, torch.Tensor]]:
@@ -110,17 +119,11 @@ def check_kernel_layouts(kernel: Callable[[emps.KernelCall], None]) -> Verdict |
             if notes.violation:
                 return failed(f"{where}: {notes.violation}", "a strided buffer", "contiguous ones")
             return failed(f"{where} your kernel raised {type(exc).__name__}: {exc}")
-        if starts and not same_bits(result, expected) and same_bits(starts[-1], expected):
-            return failed(
-                f"{where} your kernel wrote torch's result at the start of the output's storage, "
-                f"not where the output starts (offset {output.storage_offset()}): a view made "
-                "with storage offset 0 (as_strided(size, stride) with an offset of 0?) is other "
-                "tensors' memory. Copy into call.output itself",
-                "the storage's first elements",
-                "the output's own elements",
-            )
         if not same_bits(result, expected):
-            return _fix_failure(notes, where, family, result, expected, output, copied_on)
+            both = BOTH_FAMILIES if family == "addcdiv" else ""
+            if starts and same_bits(starts[-1], expected):
+                return _from_storage_start(where, output)
+            return _fix_failure(notes, where, both, (result, expected, output), copied_on)
         if not output.is_contiguous():
             copied_on.append(layout)
     return None
@@ -135,68 +138,45 @@ def _noting_storage_start(kernel: Callable, starts: list[torch.Tensor]) -> Calla
         kernel(call)
         out = call.output
         if out.storage_offset():
-            start = torch.empty(0, dtype=out.dtype).set_(
-                out.untyped_storage(), 0, out.shape, out.stride()
-            )
-            starts.append(start.clone())
+            start = torch.empty(0, dtype=out.dtype)
+            starts.append(start.set_(out.untyped_storage(), 0, out.shape, out.stride()).clone())
 
     return watched
 
 
-def _fix_failure(
-    notes: KernelNotes,
-    where: str,
-    family: str,
-    result: torch.Tensor,
-    expected: torch.Tensor,
-    before: torch.Tensor,
-    copied_on: list[str] = (),
-) -> Verdict:
-    """Why the kernel's result is not torch's: the first cause the notes show. `copied_on`:
-    the non-contiguous outputs it got right before this one (a copy back on some only)."""
-    both = BOTH_FAMILIES if family == "addcdiv" else ""
+def _from_storage_start(where: str, output: torch.Tensor) -> Verdict:
+    return failed(
+        f"{where} your kernel wrote torch's result at the start of the output's storage, "
+        f"not where the output starts (offset {output.storage_offset()}): a view made "
+        "with storage offset 0 (as_strided(size, stride) with an offset of 0?) is other "
+        "tensors' memory. Copy into call.output itself",
+        "the storage's first elements",
+        "the output's own elements",
+    )
+
+
+def _fix_failure(notes: KernelNotes, where: str, both: str, values, copied_on) -> Verdict:
+    """Why the kernel's result is not torch's: the first cause the notes show. `values`: the
+    result, torch's and the output before; `copied_on`: the non-contiguous outputs it got
+    right before this one (a copy back on some only)."""
+    result, expected, before = values
     if notes.graph_runs == 0:
         return failed(f"{where} {BYPASS}", head(result), head(expected))
-    if "output" in notes.rebound:
-        return failed(
-            f"{where} your kernel rebound call.output (`call.output = ...`): that changes what "
-            "the name means inside your kernel, not the caller's tensor, which kept its old "
-            "values. Copy into it: call.output.copy_(temporary)",
-            "old values",
-            "the output updated",
-        )
-    if notes.swapped:
-        return failed(
-            f"{where} `call.output.data = ...` (or call.output.set_(...)) swapped another "
-            "tensor's memory into the Python object: the output's own storage, which other views "
-            "share (Adam's exp_avg_sq, a parameter), never changed. Copy into it: "
-            "call.output.copy_(temporary)",
-            "old values",
-            "the output updated",
-        )
+    if "output" in notes.rebound or notes.swapped:
+        return failed(f"{where} {REBOUND if notes.rebound else SWAPPED}", *UPDATED)
     if notes.strided_temporaries:
-        return failed(
-            f"{where} the graph's result never reached the output. "
-            + CLONE_NOTE.format(stride=notes.strided_temporaries[0])
-            + both,
-            head(result),
-            head(expected),
-        )
+        clone = CLONE_NOTE.format(stride=notes.strided_temporaries[0])
+        lost = f"{where} the graph's result never reached the output. {clone}{both}"
+        return failed(lost, head(result), head(expected))
     partial = _partly_written(result, expected, before)
-    if partial:
-        return failed(f"{where} {partial}{both}", head(result), head(expected))
-    if not same_bits(result, before):
-        return failed(
-            f"{where} your kernel wrote wrong values.{both}", head(result), head(expected)
-        )
-    return failed(
-        f"{where} the result never reached the output: it still holds its old values. "
-        + _lost_cause(notes)
-        + _only_some(notes, copied_on)
-        + both,
-        head(result),
-        "the output updated",
-    )
+    if partial or not same_bits(result, before):
+        wrong = partial or "your kernel wrote wrong values."
+        return failed(f"{where} {wrong}{both}", head(result), head(expected))
+    cause = PLACEHOLDER_ON_OUTPUT if notes.placeholder_on_output else NOT_COPIED
+    if copied_on and not notes.placeholder_on_output:
+        cause += ONLY_SOME.format(layout=copied_on[0])
+    lost = f"{where} the result never reached the output: it still holds its old values. "
+    return failed(lost + cause + both, head(result), UPDATED[1])
 
 
 def _partly_written(result: torch.Tensor, expected: torch.Tensor, before: torch.Tensor) -> str:
@@ -210,30 +190,6 @@ def _partly_written(result: torch.Tensor, expected: torch.Tensor, before: torch.
         f"the result reached only part of the output: {int(old.sum())} of {result.numel()} "
         "elements still hold their old values. Copy the whole temporary back, whatever the "
         "output's shape: call.output.copy_(temporary)"
-    )
-
-
-def _only_some(notes: KernelNotes, copied_on: list[str]) -> str:
-    """A copy back that ran on earlier outputs and not on this one: a condition of its own."""
-    if not copied_on or notes.placeholder_on_output:
-        return ""
-    return (
-        f" Yet your kernel's result did reach a {copied_on[0]} output: your copy back runs only "
-        "for some outputs. Every non-contiguous output needs it, whatever its number of dims, "
-        "strides or storage offset."
-    )
-
-
-def _lost_cause(notes: KernelNotes) -> str:
-    if notes.placeholder_on_output:
-        return (
-            "The graph's output placeholder wrapped call.output itself, so the Placeholder "
-            "gathered a contiguous copy, the graph wrote that copy and nothing copied it back "
-            "(2.2.1's bug)."
-        )
-    return (
-        "The graph wrote your temporary, but nothing copied it into call.output after the graph "
-        "ran: call.output.copy_(temporary)."
     )
 
 
@@ -253,8 +209,8 @@ def check_fix(kernel) -> Verdict:
             f"emps.{kernel.__name__}",
             "your own kernel",
         )
-    used: list[str] = []
-    verdict = check_kernel_layouts(noting_course_kernels(kernel, used))
+    with ready_made({k.__name__: k for k in COURSE_KERNELS}) as used:
+        verdict = check_kernel_layouts(kernel)
     if verdict is not None:  # a wrong value is the first cause, whoever computed it
         return verdict
     if used:
@@ -281,116 +237,6 @@ def check_fix(kernel) -> Verdict:
     )
 
 
-def _fix_reference():
-    def my_kernel(call):
-        temporary = call.output.contiguous()  # the output itself when it already is contiguous
-        inputs = [call.placeholder(t) for t in call.inputs]
-        call.run_graph(call.placeholder(temporary), inputs)
-        if temporary is not call.output:
-            call.output.copy_(temporary)  # scatter the result back into the real output
-
-    return my_kernel
-
-
-def _fix_variant(temporary, copy_back=lambda call, t: call.output.copy_(t), early=False):
-    """A fix built like the reference, with its temporary, copy back and timing swapped."""
-
-    def my_kernel(call):
-        made = temporary(call)
-        if early:
-            copy_back(call, made)
-        call.run_graph(call.placeholder(made), [call.placeholder(t) for t in call.inputs])
-        if not early and made is not call.output:
-            copy_back(call, made)
-
-    return my_kernel
-
-
-def _buggy():
-    return emps.write_through_placeholder
-
-
-def _skip_placeholder():
-    def my_kernel(call):
-        call.graph(call.output, call.inputs)  # right on a CPU, impossible for MPSGraph < macOS 15
-
-    return my_kernel
-
-
-def _raw_tensor():
-    def my_kernel(call):
-        temporary = call.output.contiguous()
-        call.run_graph(temporary, [call.placeholder(t) for t in call.inputs])
-        call.output.copy_(temporary)
-
-    return my_kernel
-
-
-def _formula():
-    def my_kernel(call):
-        out, t1, t2 = call.inputs
-        call.output.addcmul_(t1, t2, value=call.arguments[0])  # the graph never runs
-
-    return my_kernel
-
-
-def _addcmul_only():
-    def my_kernel(call):
-        if call.family == "addcmul":
-            emps.gather_compute_scatter(call)
-        else:
-            emps.write_through_placeholder(call)
-
-    return my_kernel
-
-
-def _forwards_to_the_course():
-    def my_kernel(call):
-        emps.gather_compute_scatter(call)  # the course's fixed kernel, called, not written
-
-    return my_kernel
-
-
-def _rebind(call, temporary):
-    call.output = temporary
-
-
-def _swap(call, temporary):
-    call.output.data = temporary
-
-
-def _contiguous(call):
-    return call.output.contiguous()
-
-
-def _copy_back_if(condition):
-    """A copy back that runs only for outputs where `condition(output)` holds."""
-
-    def copy_back(call, temporary):
-        if condition(call.output):
-            call.output.copy_(temporary)
-
-    return copy_back
-
-
-def _contiguous_in_some_format(call):
-    """ "Channels-last is contiguous too": the output itself goes to the graph then."""
-    out = call.output
-    kept = out.dim() == 4 and out.is_contiguous(memory_format=torch.channels_last)
-    return out if kept else out.contiguous()
-
-
-def _copy_from_storage_start(call, temporary):
-    """A copy back into a view of the output's storage from its start: the offset ignored."""
-    out = call.output
-    out.as_strided(out.shape, out.stride(), 0).copy_(temporary)
-
-
-def _matrix_temporary(call):
-    rows, cols = call.output.shape  # fails on anything but a matrix
-    return torch.empty(rows, cols)
-
-
 register(
     Exercise(
         name="06.fix_addcmul",
@@ -401,33 +247,6 @@ register(
         hint="Do what the working sibling does: when the output is not contiguous, let the graph "
         "write into a contiguous temporary (through a placeholder), then copy the temporary "
         "into call.output.",
-        reference=_fix_reference,
-        wrong_answers=(
-            _buggy,
-            lambda: _fix_variant(lambda call: call.output.contiguous(), lambda call, t: None),
-            _skip_placeholder,
-            lambda: _fix_variant(lambda call: call.output.clone()),
-            _raw_tensor,
-            _formula,
-            lambda: _fix_variant(lambda call: call.output.contiguous(), _rebind),
-            lambda: _fix_variant(lambda call: call.output.contiguous(), _swap),
-            lambda: _fix_variant(lambda call: call.output.contiguous(), early=True),
-            _addcmul_only,
-            lambda: _fix_variant(_matrix_temporary),
-            lambda: emps.gather_compute_scatter,
-            _forwards_to_the_course,
-            lambda: _fix_variant(_contiguous, _copy_back_if(lambda out: out.dim() == 2)),
-            lambda: _fix_variant(
-                _contiguous, _copy_back_if(lambda out: out.dim() == 2 and out.t().is_contiguous())
-            ),
-            lambda: _fix_variant(_contiguous, _copy_back_if(lambda out: out.storage_offset() == 0)),
-            lambda: _fix_variant(_contiguous, _copy_back_if(lambda out: out.stride(-1) != 1)),
-            lambda: _fix_variant(lambda call: torch.empty_like(call.output)),
-            lambda: _fix_variant(_contiguous, lambda call, t: call.output.set_(t)),
-            lambda: _fix_variant(_contiguous, lambda call, t: call.output[0].copy_(t[0])),
-            lambda: _fix_variant(_contiguous, lambda call, t: call.inputs[-1].copy_(t)),
-            lambda: _fix_variant(_contiguous_in_some_format),
-            lambda: _fix_variant(_contiguous, _copy_from_storage_start),
-        ),
+        minutes=15,
     )
 )

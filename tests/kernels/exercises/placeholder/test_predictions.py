@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from course.exercises import _prediction
+from course.exercises import registry
 
 
 def test_predictions_run_the_experiment():
-    assert _prediction("06.lost_write").outcome() == "its old values, unchanged"
-    assert _prediction("06.macos15").outcome() == "no: the write arrives"
+    assert registry.prediction("06.lost_write").outcome() == "its old values, unchanged"
+    assert registry.prediction("06.macos15").outcome() == "no: the write arrives"
