@@ -9,11 +9,9 @@ appends one JSON line per event to `progress.jsonl` in a user data directory (or
 
 A prediction is saved here too (a "predict" event with the choice): it is committed once, before
 the experiment, and a restarted kernel must not let the learner commit again after seeing the
-result. Predictions are not exercises: the progress tables count checks, hints and solutions only.
-Except one kind: a prediction that is also a checked exercise (07.predict_scramble, committed by
-its first answer, judged then and never again). A learner cannot retry it, so a wrong commit is
-not "trying" for ever: it is "predicted", done, shown as wrong, and never stuck (at the reveal a
-prediction is compared, not graded: being wrong is part of the lesson).
+result. Predictions are not exercises: the progress tables count checks, hints and solutions only,
+and a name a learner committed a prediction under is a prediction (journals written before
+07.predict_scramble became one hold checks under it too; they are not counted).
 A mystery case's checks carry the case's seed (`case`), so a limit on tries per case survives a
 restarted kernel too.
 
@@ -41,7 +39,6 @@ EXERCISE_EVENTS = ("check", "hint", "solution")
 EVENTS = (*EXERCISE_EVENTS, "predict")
 STUCK_ATTEMPTS = 3  # failed checks (without a pass) after which an instructor should look
 STUCK_QUIET_MINUTES = 3  # ... once no new try came for this long: a learner iterating is not stuck
-DONE = ("passed", "predicted")  # the statuses that finish an exercise in the tallies
 # A mystery case's checks (course.mystery): not registered exercises, but listed in the progress
 # tables like them, so "not started" shows before the first one.
 CASE_CHECKS = ("10.repro", "10.culprit", "10.fix")
@@ -167,8 +164,11 @@ def case_checks(exercise: str, case: int, path: Path | None = None) -> list[Even
 
 
 def exercise_events(events: Iterable[Event]) -> list[Event]:
-    """The events that tell how an exercise went: checks, hints and solutions (no predictions)."""
-    return [e for e in events if e.event in EXERCISE_EVENTS]
+    """The events that tell how an exercise went: checks, hints and solutions, never those of a
+    name committed as a prediction."""
+    events = list(events)
+    predicted = {e.exercise for e in events if e.event == "predict"}
+    return [e for e in events if e.event in EXERCISE_EVENTS and e.exercise not in predicted]
 
 
 @dataclass(frozen=True)
@@ -176,14 +176,11 @@ class Standing:
     """Where one learner stands on one exercise."""
 
     exercise: str
-    # "passed"; "predicted" (a prediction checked as an exercise, committed and not judged right:
-    # its checker saves the verdict right after the commit, and it is never judged again);
-    # "trying" (checked, not yet passed) or "not started"
-    status: str
+    status: str  # "passed", "trying" (checked, not yet passed) or "not started"
     attempts: int  # checks up to and including the first pass
     hints: int
     solution: bool
-    minutes: float  # first event to first pass or to the commit (or to the latest event)
+    minutes: float  # first event to first pass (or to the latest event)
     last: float  # time of the latest event, 0 when none
 
     @property
@@ -196,28 +193,16 @@ class Standing:
 
     @property
     def done(self) -> bool:
-        return self.status in DONE
-
-    @property
-    def label(self) -> str:
-        """The status as the tables show it: done, and honest that the prediction was wrong."""
-        return "predicted (was wrong)" if self.status == "predicted" else self.status
+        return self.status == "passed"
 
 
 def standing(exercise: str, events: Iterable[Event]) -> Standing:
-    """One exercise's standing, from one learner's events (in any order).
-
-    A "predict" event under the exercise's own name makes it a committed prediction: only a
-    prediction that is also a checked exercise has one (a name is one or the other otherwise)."""
-    events = list(events)
+    """One exercise's standing, from one learner's events (in any order)."""
     mine = sorted((e for e in exercise_events(events) if e.exercise == exercise), key=lambda e: e.t)
-    commits = [e.t for e in events if e.exercise == exercise and e.event == "predict"]
     checks = [e for e in mine if e.event == "check"]
     first_pass = next((i for i, e in enumerate(checks) if e.passed), None)
     if first_pass is not None:
         status, attempts, end = "passed", first_pass + 1, checks[first_pass].t
-    elif commits:
-        status, attempts, end = "predicted", len(checks), min(commits)
     else:
         status, attempts = ("trying" if checks else "not started"), len(checks)
         end = mine[-1].t if mine else 0.0
@@ -246,7 +231,7 @@ def progress_rows(events: Sequence[Event], known: Iterable[str] = ()) -> list[di
             {
                 "notebook": s.notebook,
                 "exercise": s.exercise,
-                "status": s.label,
+                "status": s.status,
                 "attempts": s.attempts,
                 "hints": s.hints,
                 "solution": "shown" if s.solution else "",
@@ -257,7 +242,7 @@ def progress_rows(events: Sequence[Event], known: Iterable[str] = ()) -> list[di
 
 
 def notebook_rows(events: Sequence[Event], known: Iterable[str] = ()) -> list[dict]:
-    """One learner's summary: a row per notebook, done (passed or predicted) out of known ones."""
+    """One learner's summary: a row per notebook, passed out of known ones."""
     by_notebook: dict[str, list[Standing]] = {}
     for s in standings(events, known):
         by_notebook.setdefault(s.notebook, []).append(s)
@@ -350,7 +335,7 @@ def class_rows(journals: dict[str, Sequence[Event]], now: float | None = None) -
 
 def exercise_rows(journals: dict[str, Sequence[Event]], now: float | None = None) -> list[dict]:
     """A room per exercise: who passed (and how many of them after the solution was shown),
-    who predicted wrong, who is still trying (and stuck)."""
+    who is still trying (and stuck)."""
     now = time.time() if now is None else now
     names = sorted({e.exercise for events in journals.values() for e in exercise_events(events)})
     rows = []
@@ -361,7 +346,6 @@ def exercise_rows(journals: dict[str, Sequence[Event]], now: float | None = None
                 "exercise": name,
                 "passed": sum(s.status == "passed" for s in table.values()),
                 "solution shown": sum(s.solution for s in table.values()),
-                "predicted": sum(s.status == "predicted" for s in table.values()),
                 "trying": sum(s.status == "trying" for s in table.values()),
                 "stuck": ", ".join(sorted(lr for lr, s in table.items() if stuck(s, now))) or "-",
             }
@@ -377,7 +361,7 @@ def collect_table(directory: Path, now: float | None = None) -> str:
     return (
         f"{len(journals)} learner{'' if len(journals) == 1 else 's'} "
         f"(STUCK: {STUCK_ATTEMPTS}+ failed checks, not yet passed, none in the last "
-        f"{STUCK_QUIET_MINUTES} minutes; done: passed, or a prediction committed, right or wrong; "
+        f"{STUCK_QUIET_MINUTES} minutes; done: passed; "
         "solutions: exercises whose reference solution the learner was shown)\n\n"
         f"{text_table(class_rows(journals, now))}\n\n{text_table(exercise_rows(journals, now))}"
     )

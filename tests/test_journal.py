@@ -125,57 +125,19 @@ def test_trying_and_stuck():
     assert journal.standing("05.c", events).status == "not started"
 
 
-def _committed(right: bool, *before):
-    """A prediction checked as an exercise (07's): refused tries `before`, then the commit, judged
-    as the checker does it (the "predict" line, then the check's), then hints after the fact."""
-    return _events(
-        *before,
-        (4, "07.p", "predict", None),
-        (4, "07.p", "check", right),
-        (6, "07.p", "hint", None),
-        (7, "07.p", "solution", None),
+def test_checks_saved_under_a_name_later_committed_as_a_prediction_do_not_count():
+    """Journals from before 07.predict_scramble became a prediction hold checks under it."""
+    events = _events(
+        (0, "07.p", "check", False),
+        (1, "07.p", "check", False),
+        (2, "07.p", "check", False),
+        (3, "07.p", "predict", None),
+        (4, "07.k", "check", False),
     )
-
-
-def test_a_wrong_committed_prediction_is_done_never_stuck_and_says_it_was_wrong():
-    refused = [(m, "07.p", "check", False) for m in range(journal.STUCK_ATTEMPTS)]
-    s = journal.standing("07.p", _committed(False, *refused))
-    assert (s.status, s.done, s.stuck, s.label) == (
-        "predicted",
-        True,
-        False,
-        "predicted (was wrong)",
-    )
-    assert (s.attempts, s.hints, s.solution, s.minutes) == (4, 1, True, 4.0)  # to the commit
-    before = journal.standing("07.p", _events(*refused))  # refused tries, nothing committed
-    assert before.status == "trying" and before.stuck and not before.done
-
-
-def test_a_right_committed_prediction_passed_and_an_uncommitted_one_not_started():
-    right = journal.standing("07.p", _committed(True, (0, "07.p", "check", False)))
-    assert (right.status, right.label, right.attempts, right.done) == ("passed", "passed", 2, True)
-    assert journal.standing("07.p", _events((0, "07.q", "predict", None))).status == "not started"
-
-
-def test_the_tables_count_a_wrong_prediction_done_and_show_it_apart():
-    events = _committed(False) + _events((1, "07.k", "check", False))
-    (summary,) = journal.notebook_rows(events, known=["07.k", "07.p"])
-    assert (summary["done"], summary["trying"]) == ("1/2", "07.k")
-    text = journal.progress_table(events, known=["07.k", "07.p"])
-    assert "predicted (was wrong)" in next(line for line in text.splitlines() if "07.p" in line)
-    room = {"ada": events, "bo": _committed(True), "cy": _committed(False)}
-    rows = {r["learner"]: r for r in journal.class_rows(room, now=600.0)}
-    assert (rows["ada"]["done"], rows["ada"]["working on"]) == (1, "07.k")
-    assert (rows["cy"]["done"], rows["cy"]["working on"], rows["cy"]["stuck"]) == (1, "-", "")
-    by_exercise = {r["exercise"]: r for r in journal.exercise_rows(room)}
-    assert by_exercise["07.p"] == {
-        "exercise": "07.p",
-        "passed": 1,
-        "solution shown": 3,
-        "predicted": 2,
-        "trying": 0,
-        "stuck": "-",
-    }
+    assert [s.exercise for s in journal.standings(events)] == ["07.k"]
+    assert journal.standing("07.p", events).status == "not started"
+    rows = journal.exercise_rows({"ada": events}, now=600.0)
+    assert [r["exercise"] for r in rows] == ["07.k"]
 
 
 def test_progress_table_groups_by_notebook_and_lists_known_exercises():
@@ -227,7 +189,6 @@ def test_collect_reads_both_layouts_and_names_who_is_stuck(tmp_path):
         "exercise": "04.a",
         "passed": 1,
         "solution shown": 0,
-        "predicted": 0,
         "trying": 1,
         "stuck": "ben",
     }

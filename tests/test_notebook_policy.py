@@ -174,7 +174,8 @@ def test_a_course_file_a_notebook_depends_on_is_in_its_digests():
         cells=[nbformat.v4.new_code_cell("from course.exercises import check\nimport torch")]
     )
     digests = execute_notebooks.digests(nb)
-    assert {"course/exercises/__init__.py", "course/journal.py", "course/__init__.py"} <= set(digests)
+    shared = {"course/exercises/__init__.py", "course/journal.py", "course/__init__.py"}
+    assert shared <= set(digests)
     assert execute_notebooks.CELLS in digests and "course/ui.py" not in digests
     nb.metadata["course"] = {"digests": {**digests, "course/journal.py": "0" * 16}}
     assert execute_notebooks.stale_parts(nb) == ["course/journal.py"]

@@ -3,8 +3,7 @@
 `course.journal` reads and summarises a learner's saved events; this module adds what only a
 lesson-level module may know, the list of every exercise in the course (importing every lesson),
 so the tables can say "2/3 done" and show what is not started yet. The mystery case's checks
-(`journal.CASE_CHECKS`) are listed with them. A committed prediction checked as an exercise
-(07.predict_scramble) is done, right or wrong: `journal.standing` tells them apart.
+(`journal.CASE_CHECKS`) are listed with them.
 """
 
 from __future__ import annotations

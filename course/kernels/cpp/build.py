@@ -29,9 +29,6 @@ SOURCE_DIR = Path(__file__).resolve().parent
 SCHEMA = "(Tensor(a!) self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor(a!)"
 OP_NAMES = ("addcmul_naive_", "addcmul_strided_", "addcmul_iterator_", "addcmul_tiled_")
 STALE_LOCK_S = 600  # a build lock older than this belongs to a build that was killed
-# How the naive kernel was run (or fetched to be run) in this process, in order: notebook 07
-# asks for a prediction of its result, and an answer given after it ran would not be one.
-NAIVE_RUNS: list[str] = []
 _STATE: dict[str, object] = {}
 
 
@@ -187,7 +184,5 @@ def op(name: str):
     if full not in OP_NAMES:
         allowed = ", ".join(n.removeprefix("addcmul_").rstrip("_") for n in OP_NAMES)
         raise CourseError(f"no compiled kernel {name!r}; choose one of: {allowed}")
-    if name == "naive":
-        NAIVE_RUNS.append("cpp.op('naive')")
     load()
     return getattr(getattr(torch.ops, NAMESPACE), full)

@@ -1,10 +1,8 @@
 """The compiled addcmul_ kernels from Python: run them, model them, check them against torch.
 
 `naive_model` is the naive C++ kernel re-told in Python, memory slot by memory slot: it predicts
-the scrambled result without a compiler (the exercise "07.predict_scramble" uses it) and it is
-the oracle the tests hold the compiled naive kernel to. Every run of the naive kernel, modelled
-or compiled, is noted in `NAIVE_RUNS` (course.kernels.cpp.build's): "07.predict_scramble" is a
-prediction, and an answer given after the kernel ran in the same process would not be one.
+the scrambled result without a compiler (the prediction "07.predict_scramble" reveals it) and
+it is the oracle the tests hold the compiled naive kernel to.
 """
 
 from __future__ import annotations
@@ -14,7 +12,7 @@ import re
 import torch
 
 from course.errors import CourseError, require_choice
-from course.kernels.cpp.build import NAIVE_RUNS, NAMESPACE, SOURCE_DIR, op, sources
+from course.kernels.cpp.build import NAMESPACE, SOURCE_DIR, op, sources
 from course.layout.named import laid_out
 
 KERNEL_NAMES = ("naive", "strided", "iterator", "tiled")
@@ -37,7 +35,6 @@ def naive_model(
     out: torch.Tensor, t1: torch.Tensor, t2: torch.Tensor, value: float = 1.0
 ) -> torch.Tensor:
     """What the naive kernel leaves in a copy of `out`: slot i += value * t1[i] * t2[i]."""
-    NAIVE_RUNS.append("naive_model(...)")
     n = out.numel()
     slots = out.untyped_storage().nbytes() // out.element_size()
     storage = torch.as_strided(out, (slots,), (1,), 0).clone()  # a private copy of out's memory
@@ -56,8 +53,6 @@ def apply(
     result.copy_(out)
     if kernel == "native":
         return result.addcmul_(t1, t2, value=value)
-    if kernel == "naive":
-        NAIVE_RUNS.append("cpp.apply('naive', ...)")
     return op(kernel)(result, t1, t2, value=value)
 
 
