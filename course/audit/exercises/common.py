@@ -8,6 +8,7 @@ own is told so.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import torch
@@ -18,11 +19,10 @@ from course.exercises import Verdict, failed, is_scaffold, passed, ready_made
 
 @dataclass(frozen=True)
 class VerdictCase:
-    """One hidden output to judge, the right verdict, and what is true of it (the feedback)."""
+    """One hidden output to judge (what it held before the call, after it, and the right answer
+    or a correct sample), the right verdict, and what is true of it (the feedback)."""
 
-    before: torch.Tensor
-    after: torch.Tensor
-    expected: torch.Tensor
+    tensors: tuple[torch.Tensor, torch.Tensor, torch.Tensor]  # before, after, expected
     want: str
     why: str | dict[str, str]  # what is true of it, or per wrong verdict when that differs
 
@@ -39,12 +39,12 @@ _COURSE_JUDGES = {
 }
 
 
-def _judged(fn, cases: dict[str, VerdictCase], done: str) -> Verdict:
+def judged(fn: Callable, cases: dict[str, VerdictCase], done: str) -> Verdict:
     """Run a learner's judge on every hidden output; stop at the first wrong verdict."""
     for label, case in cases.items():
         with ready_made(_COURSE_JUDGES) as borrowed:
             try:
-                got = fn(case.before.clone(), case.after.clone(), case.expected.clone())
+                got = fn(*(tensor.clone() for tensor in case.tensors))
             except Exception as exc:
                 if is_scaffold(exc):
                     raise

@@ -9,27 +9,26 @@ from __future__ import annotations
 
 import torch
 
-from course.audit import judge
-from course.audit.exercises.common import VerdictCase, _judged
-from course.audit.judge import ks_distance
-from course.exercises import Exercise, Verdict, register
+from course.audit.exercises.common import VerdictCase, judged
+from course.exercises import Exercise, register
 
 RANDOM_SHAPE = (32, 48)  # 1536 samples: same-distribution draws give a KS distance near 0.03
+
+
+def _both(fill, dtype: torch.dtype | None = None) -> tuple[torch.Tensor, torch.Tensor]:
+    """`fill` drawn into a contiguous output, then into a transposed one."""
+    rows, cols = RANDOM_SHAPE
+    contiguous = fill(torch.empty(RANDOM_SHAPE, dtype=dtype))
+    return contiguous, fill(torch.empty(cols, rows, dtype=dtype).T)
 
 
 def _draws(seed: int) -> dict[str, torch.Tensor]:
     """Correct draws of several random ops, contiguous and into a transposed output."""
     gen = torch.Generator().manual_seed(seed)
-    rows, cols = RANDOM_SHAPE
-
-    def both(fill) -> tuple[torch.Tensor, torch.Tensor]:
-        return fill(torch.empty(RANDOM_SHAPE)), fill(torch.empty(cols, rows).T)
-
-    normal, normal_t = both(lambda t: t.normal_(generator=gen))
-    uniform, uniform_t = both(lambda t: t.uniform_(generator=gen))
-    exponential, exponential_t = both(lambda t: t.exponential_(generator=gen))
-    ints = torch.empty(RANDOM_SHAPE, dtype=torch.int64).random_(0, 10, generator=gen)
-    ints_t = torch.empty(cols, rows, dtype=torch.int64).T.random_(0, 10, generator=gen)
+    normal, normal_t = _both(lambda t: t.normal_(generator=gen))
+    uniform, uniform_t = _both(lambda t: t.uniform_(generator=gen))
+    exponential, exponential_t = _both(lambda t: t.exponential_(generator=gen))
+    ints, ints_t = _both(lambda t: t.random_(0, 10, generator=gen), torch.int64)
     return {
         "normal": normal,
         "normal, transposed": normal_t,
@@ -58,61 +57,48 @@ def _random_cases() -> dict[str, VerdictCase]:
     int32_poison = torch.full(RANDOM_SHAPE, torch.iinfo(torch.int32).min, dtype=torch.int32)
     first_row = torch.where(torch.arange(RANDOM_SHAPE[0])[:, None] == 0, normal, poison)
     coin = torch.where(normal < 0, -1.0, 1.0)  # mean 0 and spread 1, like the sample, yet ±1
-    signed, signed_t = _signed_ints(seed=7)
+    gen = torch.Generator().manual_seed(7)
+    signed, signed_t = _both(lambda t: t.random_(-5, 5, generator=gen), torch.int64)
     poisoned = "still holds the poison it held before the call"
     return {
         "a normal_ output never written (NaN poison)": VerdictCase(
-            poison,
-            poison.clone(),
-            sample,
+            (poison, poison.clone(), sample),
             "silent-no-write",
             f"every element {poisoned}; NaN == NaN is False, so an unwritten NaN looks changed "
             "to ==",
         ),
         "normal_ drawn correctly into a transposed output": VerdictCase(
-            poison,
-            normal,
-            sample,
+            (poison, normal, sample),
             "ok",
             "same distribution, other numbers: with one seed a strided output draws in another "
             "order than a contiguous one (pytorch#166856), so compare distributions (KS), not "
             "values, sorted or not",
         ),
         "uniform_ drawn correctly into a transposed output": VerdictCase(
-            poison,
-            draw["uniform, transposed"],
-            draw["uniform"],
+            (poison, draw["uniform, transposed"], draw["uniform"]),
             "ok",
             "every element written, same distribution as `sample`: a uniform one, so a test "
             "against the normal law (mean 0 and standard deviation 1, or a normal draw of "
             "your own) is not the test: compare with sample",
         ),
         "exponential_ drawn correctly into a transposed output": VerdictCase(
-            poison,
-            draw["exponential, transposed"],
-            draw["exponential"],
+            (poison, draw["exponential, transposed"], draw["exponential"]),
             "ok",
             "every element written, same distribution as the sample (an exponential one)",
         ),
         "an int64 random_ output never written": VerdictCase(
-            int_poison,
-            int_poison.clone(),
-            draw["int"],
+            (int_poison, int_poison.clone(), draw["int"]),
             "silent-no-write",
             f"every element {poisoned}: an integer output's poison is its smallest value, not "
             "NaN, so compare after with before",
         ),
         "random_(0, 10) drawn correctly into a transposed int64 output": VerdictCase(
-            int_poison,
-            draw["int, transposed"],
-            draw["int"],
+            (int_poison, draw["int, transposed"], draw["int"]),
             "ok",
             "every element written, same distribution (whole numbers 0 to 9, with ties)",
         ),
         "a normal_ output written in its first half only": VerdictCase(
-            poison,
-            half,
-            sample,
+            (poison, half, sample),
             "wrong-values",
             {
                 "silent-no-write": "half the elements were written: 'silent-no-write' means "
@@ -122,56 +108,42 @@ def _random_cases() -> dict[str, VerdictCase]:
             },
         ),
         "a normal_ output written except its last element": VerdictCase(
-            poison,
-            one_left,
-            sample,
+            (poison, one_left, sample),
             "wrong-values",
             "one element still holds the poison: every element must be written",
         ),
         "a normal_ output filled with ones": VerdictCase(
-            poison,
-            torch.ones(RANDOM_SHAPE),
-            sample,
+            (poison, torch.ones(RANDOM_SHAPE), sample),
             "wrong-values",
             "every element was written, all with 1.0: coverage alone is not enough, the values "
             "must follow the sample's distribution",
         ),
         "normal_ with its mean shifted by 0.8": VerdictCase(
-            poison,
-            normal + 0.8,
-            sample,
+            (poison, normal + 0.8, sample),
             "wrong-values",
             "a shifted distribution (KS about 0.33): a threshold that lets this pass is too "
             "loose; same-distribution samples of this size stay under 0.06",
         ),
         "normal_ with the right mean and a third of the spread": VerdictCase(
-            poison,
-            normal * 0.3,
-            sample,
+            (poison, normal * 0.3, sample),
             "wrong-values",
             "the mean matches, the spread does not (KS about 0.27, well above the prompt's "
             "0.1): compare the whole distribution, not its mean, and keep the threshold at 0.1",
         ),
         "an int32 random_ output never written": VerdictCase(
-            int32_poison,
-            int32_poison.clone(),
-            draw["int"].to(torch.int32),
+            (int32_poison, int32_poison.clone(), draw["int"].to(torch.int32)),
             "silent-no-write",
             f"every element {poisoned}: for int32 that is -2**31, not int64's smallest value, "
             "so compare after with before rather than with a number of your own",
         ),
         "an int64 random_ output written except its last element": VerdictCase(
-            int_poison,
-            int_one_left,
-            draw["int"],
+            (int_poison, int_one_left, draw["int"]),
             "wrong-values",
             "one element still holds the poison, the smallest int64: an integer has no NaN, so "
             "look for unwritten elements by comparing after with before, not with isnan",
         ),
         "a normal_ output written in its first row only": VerdictCase(
-            poison,
-            first_row,
-            sample,
+            (poison, first_row, sample),
             "wrong-values",
             {
                 "silent-no-write": "one row was written and the rest still hold the poison: "
@@ -180,118 +152,24 @@ def _random_cases() -> dict[str, VerdictCase]:
             },
         ),
         "a normal_ output of only -1 and 1 (the right mean and spread)": VerdictCase(
-            poison,
-            coin,
-            sample,
+            (poison, coin, sample),
             "wrong-values",
             "mean 0 and standard deviation 1, like the sample, but only two values (KS about "
             "0.34): a mean and a spread are not a distribution, compare the whole of it (KS)",
         ),
         "random_(0, 10) into an int64 output that drew only 0 to 4": VerdictCase(
-            int_poison,
-            draw["int, transposed"] // 2,
-            draw["int"],
+            (int_poison, draw["int, transposed"] // 2, draw["int"]),
             "wrong-values",
             "every element written, but only whole numbers 0 to 4 where the sample has 0 to 9 "
             "(KS about 0.5): an integer output needs the distribution test too, ties and all",
         ),
         "random_(-5, 5) drawn correctly into a transposed int64 output": VerdictCase(
-            int_poison,
-            signed_t,
-            signed,
+            (int_poison, signed_t, signed),
             "ok",
             "every element written, same distribution, half of it negative: a negative draw is "
             "no poison, only what `before` held is (compare after with before)",
         ),
     }
-
-
-def _signed_ints(seed: int) -> tuple[torch.Tensor, torch.Tensor]:
-    """random_(-5, 5) into a contiguous and into a transposed int64 output."""
-    gen = torch.Generator().manual_seed(seed)
-    rows, cols = RANDOM_SHAPE
-    contiguous = torch.empty(RANDOM_SHAPE, dtype=torch.int64).random_(-5, 5, generator=gen)
-    transposed = torch.empty(cols, rows, dtype=torch.int64).T.random_(-5, 5, generator=gen)
-    return contiguous, transposed
-
-
-def _check_random_verdict(fn) -> Verdict:
-    return _judged(
-        fn,
-        _random_cases(),
-        "every element written, then the distribution",
-    )
-
-
-def _reference_random_verdict():
-    def random_verdict(before, after, sample):
-        unwritten = (after == before) | (after.isnan() & before.isnan())
-        if unwritten.all():
-            return "silent-no-write"
-        if unwritten.any():
-            return "wrong-values"
-        distance = ks_distance(after.flatten().double(), sample.flatten().double())
-        return "ok" if distance < 0.1 else "wrong-values"
-
-    return random_verdict
-
-
-def _own() -> torch.Generator:
-    """A learner's own generator, for a judge that draws its own sample."""
-    return torch.Generator().manual_seed(0)
-
-
-def _random_judge_with(compare: str = "ks 0.1", unwritten: str = "nan-aware", partial=True):
-    """The reference with one shortcut: how values are compared, or how unwritten is seen."""
-    kept = {
-        "nan-aware": lambda a, b: (a == b) | (a.isnan() & b.isnan()),
-        "==": lambda a, b: a == b,
-        "isnan": lambda a, b: a.isnan(),
-        "int64 minimum": lambda a, b: (
-            a.isnan() if a.is_floating_point() else a == torch.iinfo(torch.int64).min
-        ),
-        "negative": lambda a, b: a.isnan() if a.is_floating_point() else a < 0,
-        "the auditor's": lambda a, b: judge.unchanged(a, b),
-    }
-
-    def ks(a, s):
-        return ks_distance(a.flatten().double(), s.flatten().double())
-
-    same = {
-        "ks 0.1": lambda a, s: ks(a, s) < 0.1,
-        "ks 0.5": lambda a, s: ks(a, s) < 0.5,
-        "equal": lambda a, s: torch.equal(a, s),
-        "sorted": lambda a, s: torch.equal(a.flatten().sort().values, s.flatten().sort().values),
-        "mean": lambda a, s: abs(a.double().mean() - s.double().mean()) < 0.1,
-        "anything": lambda a, s: True,
-        "standard normal": lambda a, s: (
-            abs(a.double().mean()) < 0.1 and abs(a.double().std() - 1) < 0.1
-        ),
-        "mean and std": lambda a, s: (
-            abs(a.double().mean() - s.double().mean()) < 0.1
-            and abs(a.double().std() - s.double().std()) < 0.1
-        ),
-        "ks 0.3": lambda a, s: ks(a, s) < 0.3,
-        "own normal draw": lambda a, s: ks(a, torch.randn(s.shape, generator=_own())) < 0.1,
-        "floats only": lambda a, s: not a.is_floating_point() or ks(a, s) < 0.1,
-    }
-
-    def random_verdict(before, after, sample):
-        left = kept[unwritten](after, before)
-        if left.all():
-            return "silent-no-write"
-        if partial == "any" and left.any():
-            return "silent-no-write"
-        if partial == "majority" and left.double().mean() > 0.5:
-            return "silent-no-write"
-        if partial == "isnan" and after.isnan().any():
-            return "wrong-values"
-        if partial in (True, "majority") and left.any():
-            return "wrong-values"
-        values = after[~left] if left.any() else after
-        return "ok" if same[compare](values, sample) else "wrong-values"
-
-    return random_verdict
 
 
 register(
@@ -301,31 +179,12 @@ register(
         "'wrong-values' for one output of a random op (before: the poison it held, NaN or the "
         "integer minimum; sample: a correct draw of the same op into a contiguous tensor). "
         "'ok' means every element written and the sample's distribution (KS distance < 0.1).",
-        _check_random_verdict,
+        lambda judge: judged(
+            judge, _random_cases(), "every element written, then the distribution"
+        ),
         "First count the elements that still hold the poison (NaN-aware, as in your judge): "
         "all of them, some, or none. Only a fully written output gets the distribution test: "
         "ks_distance(after.flatten().double(), sample.flatten().double()) < 0.1.",
-        _reference_random_verdict,
-        (
-            lambda: _random_judge_with(compare="equal"),
-            lambda: _random_judge_with(compare="sorted"),
-            lambda: _random_judge_with(unwritten="=="),
-            lambda: _random_judge_with(unwritten="isnan"),
-            lambda: _random_judge_with(partial="any"),
-            lambda: _random_judge_with(partial=False),
-            lambda: _random_judge_with(compare="anything"),
-            lambda: _random_judge_with(compare="mean"),
-            lambda: _random_judge_with(compare="ks 0.5"),
-            lambda: _random_judge_with(compare="standard normal"),
-            lambda: _random_judge_with(unwritten="int64 minimum"),
-            lambda: _random_judge_with(partial="isnan"),
-            lambda: _random_judge_with(partial="majority"),
-            lambda: _random_judge_with(compare="mean and std"),
-            lambda: _random_judge_with(compare="ks 0.3"),
-            lambda: _random_judge_with(compare="own normal draw"),
-            lambda: _random_judge_with(compare="floats only"),
-            lambda: _random_judge_with(unwritten="negative"),
-            lambda: _random_judge_with(unwritten="the auditor's"),
-        ),
+        minutes=10,
     )
 )

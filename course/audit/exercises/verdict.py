@@ -8,9 +8,8 @@ from __future__ import annotations
 
 import torch
 
-from course.audit import judge
-from course.audit.exercises.common import VerdictCase, _judged
-from course.exercises import Exercise, Verdict, register
+from course.audit.exercises.common import VerdictCase, judged
+from course.exercises import Exercise, register
 
 
 def _verdict_cases() -> dict[str, VerdictCase]:
@@ -32,187 +31,143 @@ def _verdict_cases() -> dict[str, VerdictCase]:
     kept = "every element still holds exactly what it held before: nothing was written"
     return {
         "an output the op never wrote": VerdictCase(
-            values,
-            values.clone(),
-            doubled,
+            (values, values.clone(), doubled),
             "silent-no-write",
             f"{kept} (non-zero values: an unwritten output keeps what it held, it does not "
             "turn to zeros)",
         ),
         "an output overwritten with zeros": VerdictCase(
-            values,
-            torch.zeros_like(values),
-            doubled,
+            (values, torch.zeros_like(values), doubled),
             "wrong-values",
             "zeros were written over non-zero values: a write happened, a wrong one",
         ),
         "a correctly written output": VerdictCase(
-            values, doubled.clone(), doubled, "ok", "it matches the expected values"
+            (values, doubled.clone(), doubled), "ok", "it matches the expected values"
         ),
         "an output written only where its values exceed 6": VerdictCase(
-            values,
-            torch.where(values > 6, doubled, values),
-            doubled,
+            (values, torch.where(values > 6, doubled, values), doubled),
             "wrong-values",
             "some elements changed and some kept their old values: silent-no-write means "
             "*every* element kept its value",
         ),
         "a NaN-poisoned output the op never wrote": VerdictCase(
-            poison,
-            poison.clone(),
-            sample,
+            (poison, poison.clone(), sample),
             "silent-no-write",
             f"{kept}; NaN == NaN is False, so an unwritten NaN looks changed to ==",
         ),
         "a NaN-poisoned output written correctly": VerdictCase(
-            poison, sample.clone(), sample, "ok", "it matches the expected values"
+            (poison, sample.clone(), sample), "ok", "it matches the expected values"
         ),
         "clamp_ written correctly (in-range elements stay put)": VerdictCase(
-            ramp,
-            clamped.clone(),
-            clamped,
+            (ramp, clamped.clone(), clamped),
             "ok",
             "it matches the expected values; that some elements kept their values is right here",
         ),
-        "clamp_ never written": VerdictCase(ramp, ramp.clone(), clamped, "silent-no-write", kept),
+        "clamp_ never written": VerdictCase((ramp, ramp.clone(), clamped), "silent-no-write", kept),
         "log_ written correctly (NaN for negative inputs)": VerdictCase(
-            ramp,
-            logs.clone(),
-            logs,
+            (ramp, logs.clone(), logs),
             "ok",
             "the right answer itself has NaN here, so the comparison with expected must count "
             "NaN as equal to NaN",
         ),
         "an output 3% off everywhere": VerdictCase(
-            values,
-            doubled * 1.03,
-            doubled,
+            (values, doubled * 1.03, doubled),
             "wrong-values",
             "every element is 3% off: a tolerance that lets that pass hides a wrong kernel "
             "(allclose's default rtol is 1e-5)",
         ),
         "the right values in the wrong places (a scramble)": VerdictCase(
-            values,
-            doubled.flatten().flip(0).reshape(4, 3),
-            doubled,
+            (values, doubled.flatten().flip(0).reshape(4, 3), doubled),
             "wrong-values",
             "the same values in other places: sorted values, sums and means cannot see a "
             "scramble, compare element by element",
         ),
         "an output written except its last element": VerdictCase(
-            values,
-            all_but_last,
-            doubled,
+            (values, all_but_last, doubled),
             "wrong-values",
             "only the last element kept its old value: comparing one element or the first "
             "rows misses it, compare every element",
         ),
         "an output overwritten with NaN garbage": VerdictCase(
-            values,
-            torch.full_like(values, float("nan")),
-            doubled,
+            (values, torch.full_like(values, float("nan")), doubled),
             "wrong-values",
             "NaN was written over numbers: that is a write, not an unchanged output (only a "
             "NaN that *was* NaN before is unchanged)",
         ),
         "a correct output one rounding step from the float64 reference": VerdictCase(
-            values,
-            torch.nextafter(doubled, torch.tensor(float("inf"))),
-            doubled,
+            (values, torch.nextafter(doubled, torch.tensor(float("inf"))), doubled),
             "ok",
             "expected comes from another kernel, so a correct output may differ in its last "
             "bit: compare with allclose, not exact equality",
         ),
         "an integer output the op never wrote": VerdictCase(
-            ints, ints.clone(), ints * 2, "silent-no-write", f"{kept} (an int64 output)"
+            (ints, ints.clone(), ints * 2), "silent-no-write", f"{kept} (an int64 output)"
         ),
         "a NaN-poisoned output never written, whose right answer is all zeros": VerdictCase(
-            poison,
-            poison.clone(),
-            torch.zeros_like(poison),
+            (poison, poison.clone(), torch.zeros_like(poison)),
             "silent-no-write",
             f"{kept}: the NaN poison is still there. Turning NaN into 0 before comparing "
             "(nan_to_num) makes the poison look like the right answer wherever that is 0",
         ),
         "zeros (a fresh exp_avg_sq) overwritten with NaN garbage": VerdictCase(
-            torch.zeros_like(values),
-            torch.full_like(values, float("nan")),
-            doubled,
+            (torch.zeros_like(values), torch.full_like(values, float("nan")), doubled),
             "wrong-values",
             "NaN was written over zeros: a write, not an unchanged output. Turning NaN into 0 "
             "before comparing (nan_to_num) makes it look unchanged",
         ),
         "an output of tiny values (about 1e-4), each 40% off": VerdictCase(
-            tiny,
-            tiny * 2 * 0.6,
-            tiny * 2,
+            (tiny, tiny * 2 * 0.6, tiny * 2),
             "wrong-values",
             "every element is 40% off, but the values are about 1e-4: an absolute tolerance "
             "such as atol=1e-3 calls any two of them equal (allclose's default atol is 1e-8)",
         ),
         "an output 0.2% off everywhere": VerdictCase(
-            values,
-            doubled * 1.002,
-            doubled,
+            (values, doubled * 1.002, doubled),
             "wrong-values",
             "every element is 0.2% off: a correct float32 kernel differs from expected by "
             "rounding, about 1e-7 relative, so a tolerance that lets 0.2% pass hides a wrong "
             "kernel (allclose's default rtol is 1e-5)",
         ),
         "an output one rounding step from its old values": VerdictCase(
-            values,
-            torch.nextafter(values, torch.tensor(float("inf"))),
-            doubled,
+            (values, torch.nextafter(values, torch.tensor(float("inf"))), doubled),
             "wrong-values",
             "every element differs from its old value in the last bit: something was written "
             "(a tiny wrong update), so it is not silent-no-write. 'Unchanged' means exactly "
             "unchanged: compare with before bit for bit, no tolerance",
         ),
         "an output holding its old values in other places": VerdictCase(
-            values,
-            values.flatten().flip(0).reshape(4, 3),
-            doubled,
+            (values, values.flatten().flip(0).reshape(4, 3), doubled),
             "wrong-values",
             "the old values, moved to other places: a write happened. Sums, means and sorted "
             "values of before cannot see that, compare element by element",
         ),
         "an output where a single element was written": VerdictCase(
-            values,
-            one_written,
-            doubled,
+            (values, one_written, doubled),
             "wrong-values",
             "one element changed: 'almost every element kept its value' is not 'nothing was "
             "written'; silent-no-write means not one element changed",
         ),
         "an output holding some NaN from an earlier log_, never written": VerdictCase(
-            logs,
-            logs.clone(),
-            logs * 2,
+            (logs, logs.clone(), logs * 2),
             "silent-no-write",
             f"{kept}, its NaN included: NaN == NaN is False for a NaN in some elements too, not "
             "only for a poison that fills the output, so compare NaN-aware element by element",
         ),
         "log_ that wrote 0.0 where the right answer is NaN": VerdictCase(
-            ramp,
-            logs.nan_to_num(0.0),
-            logs,
+            (ramp, logs.nan_to_num(0.0), logs),
             "wrong-values",
             "where the right answer is NaN this output holds 0.0: a comparison that skips the "
             "elements where expected is NaN cannot see that; NaN must meet NaN (equal_nan=True)",
         ),
         "an output 0.05% off everywhere": VerdictCase(
-            values,
-            doubled * 1.0005,
-            doubled,
+            (values, doubled * 1.0005, doubled),
             "wrong-values",
             "every element is 0.05% off: rounding makes a correct float32 kernel differ by about "
             "1e-7 relative, so a tolerance such as rtol=1e-3 lets a wrong kernel pass "
             "(allclose's default rtol is 1e-5)",
         ),
         "an output of values about 1e-7, each 40% off": VerdictCase(
-            specks,
-            specks * 2 * 0.6,
-            specks * 2,
+            (specks, specks * 2 * 0.6, specks * 2),
             "wrong-values",
             "every element is 40% off, but the values are about 1e-7 (an early exp_avg_sq): an "
             "absolute tolerance larger than the values, such as atol=1e-5 (torch.testing."
@@ -222,78 +177,6 @@ def _verdict_cases() -> dict[str, VerdictCase]:
     }
 
 
-def _check_verdict(fn) -> Verdict:
-    return _judged(
-        fn,
-        _verdict_cases(),
-        "nothing written vs wrong values, NaN poison and rounding",
-    )
-
-
-def _reference_verdict():
-    def verdict(before, after, expected):
-        if torch.allclose(after, expected, equal_nan=True):
-            return "ok"
-        unchanged = (after == before) | (after.isnan() & before.isnan())
-        if unchanged.all():
-            return "silent-no-write"
-        return "wrong-values"
-
-    return verdict
-
-
-def _judge_with(same: str = "allclose", kept: str = "nan-aware"):
-    """The reference with one shortcut: how `after` is matched with `expected`, or with `before`."""
-    matches = {
-        "allclose": lambda a, e: torch.allclose(a, e, equal_nan=True),
-        "no NaN": lambda a, e: torch.allclose(a, e),
-        "5%": lambda a, e: torch.allclose(a, e, rtol=0.05, equal_nan=True),
-        "sorted": lambda a, e: torch.allclose(
-            a.flatten().sort().values, e.flatten().sort().values, equal_nan=True
-        ),
-        "first row": lambda a, e: torch.allclose(a[0], e[0], equal_nan=True),
-        "exact": lambda a, e: torch.equal(a.nan_to_num(0.5), e.nan_to_num(0.5)),
-        "NaN as 0": lambda a, e: torch.allclose(a.nan_to_num(), e.nan_to_num()),
-        "atol 1e-3": lambda a, e: torch.allclose(a, e, atol=1e-3, equal_nan=True),
-        "1%": lambda a, e: torch.allclose(a, e, rtol=0.01, equal_nan=True),
-        "0.1%": lambda a, e: torch.allclose(a, e, rtol=1e-3, equal_nan=True),
-        "max diff 1e-4": lambda a, e: (
-            torch.equal(a.isnan(), e.isnan()) and bool((a - e).abs().nan_to_num().max() < 1e-4)
-        ),
-        "where expected is a number": lambda a, e: torch.allclose(a[~e.isnan()], e[~e.isnan()]),
-    }
-    unchanged = {
-        "nan-aware": lambda a, b: ((a == b) | (a.isnan() & b.isnan())).all(),
-        "==": lambda a, b: (a == b).all(),
-        "any": lambda a, b: ((a == b) | (a.isnan() & b.isnan())).any(),
-        "NaN counts as old": lambda a, b: ((a == b) | a.isnan()).all(),
-        "zeros": lambda a, b: not a.any(),
-        "NaN as 0": lambda a, b: torch.equal(a.nan_to_num(), b.nan_to_num()),
-        "allclose": lambda a, b: torch.allclose(a, b, equal_nan=True),
-        "same sum": lambda a, b: (
-            bool(a.nansum() == b.nansum()) and torch.equal(a.isnan(), b.isnan())
-        ),
-        "90%": lambda a, b: ((a == b) | (a.isnan() & b.isnan())).double().mean() > 0.9,
-        "a poison fills it": lambda a, b: (
-            bool(a.isnan().all()) if bool(b.isnan().all()) else torch.equal(a, b)
-        ),
-    }
-
-    def verdict(before, after, expected):
-        if matches[same](after, expected):
-            return "ok"
-        return "silent-no-write" if unchanged[kept](after, before) else "wrong-values"
-
-    return verdict
-
-
-def _the_auditors_judge():
-    def verdict(before, after, expected):  # the course's own judge, wrapped
-        return judge.judge(before, after, expected)[0]
-
-    return verdict
-
-
 register(
     Exercise(
         "08.verdict",
@@ -301,38 +184,12 @@ register(
         "one output of a deterministic op (before: what the output held before the call, maybe "
         "a NaN poison; expected: the right answer from another kernel, so a correct output may "
         "differ from it in the last bit).",
-        _check_verdict,
+        lambda judge: judged(
+            judge, _verdict_cases(), "nothing written vs wrong values, NaN poison and rounding"
+        ),
         "Compare `after` with `expected` first (allclose, every element); only then ask whether "
         "*every* element still holds its old value. NaN == NaN is False, so both comparisons "
         "must treat NaN specially.",
-        _reference_verdict,
-        (
-            lambda: _judge_with(kept="zeros"),
-            lambda: (
-                lambda before, after, expected: (
-                    "ok" if torch.equal(after, expected) else "silent-no-write"
-                )
-            ),
-            lambda: _judge_with(kept="=="),
-            lambda: _judge_with(kept="any"),
-            lambda: _judge_with(same="no NaN"),
-            lambda: _judge_with(same="5%"),
-            lambda: _judge_with(same="sorted"),
-            lambda: _judge_with(same="first row"),
-            lambda: _judge_with(kept="NaN counts as old"),
-            lambda: _judge_with(same="exact"),
-            lambda: _judge_with(same="NaN as 0"),
-            lambda: _judge_with(kept="NaN as 0"),
-            lambda: _judge_with(same="atol 1e-3"),
-            lambda: _judge_with(same="1%"),
-            lambda: _judge_with(kept="allclose"),
-            lambda: _judge_with(kept="same sum"),
-            lambda: _judge_with(kept="90%"),
-            lambda: _judge_with(kept="a poison fills it"),
-            lambda: _judge_with(same="where expected is a number"),
-            lambda: _judge_with(same="0.1%"),
-            lambda: _judge_with(same="max diff 1e-4"),
-            _the_auditors_judge,
-        ),
+        minutes=10,
     )
 )

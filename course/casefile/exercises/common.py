@@ -1,8 +1,9 @@
 """What notebook 09's checkers share: hidden models that leave the learner's RNG alone, and the
 course's own checks an answer may not call.
 
-The suspects and state_suspects checkers both build sliced and channels_last models
-(`_sliced`, `_channels_last`) from a private generator (`_layer`, `_batch`), and both refuse an
+The suspects and state_suspects checkers both build the story's SAE (`_sae`), sliced and
+channels_last models (`_sliced`, `_channels_last`) from a private generator (`_layer`,
+`_batch`), and both refuse an
 answer that calls the checklist instead of reading the tensors (`COURSE_CHECKS`, `_borrowed`).
 """
 
@@ -13,6 +14,7 @@ from torch import nn
 
 from course.casefile.checklist import checklist, parameter_findings, state_findings
 from course.exercises import Verdict, failed
+from course.model.sae import TopKSAE
 
 # --- hidden models, built without the learner's global RNG ------------------------------------
 
@@ -31,6 +33,11 @@ def _layer(cls: type[nn.Module], *args: int) -> nn.Module:
     return layer
 
 
+def _sae(init: str = "transposed", n_features: int = 16) -> TopKSAE:
+    """The story's SAE (its encoder a clone of a transposed view), or the fixed one."""
+    return TopKSAE(d_model=8, n_features=n_features, k=4, init=init)
+
+
 def _sliced() -> nn.Module:
     layer = _layer(nn.Linear, 2, 4)
     layer.weight = nn.Parameter(_batch(4, 6)[:, :2])  # stride (6, 1): last stride 1
@@ -43,11 +50,7 @@ def _channels_last(last_kernel: int = 3) -> nn.Module:
 
 
 # the course's own functions that answer 09.suspects and 09.state_suspects: calling one is borrowing
-COURSE_CHECKS = {
-    "checklist": checklist,
-    "parameter_findings": parameter_findings,
-    "state_findings": state_findings,
-}
+COURSE_CHECKS = {f.__name__: f for f in (checklist, parameter_findings, state_findings)}
 
 
 def _borrowed(used: list[str]) -> Verdict:

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from course.exercises import _prediction
+from course.exercises.registry import prediction
 
 
 def test_which_fixes_runs_the_experiment():
-    assert _prediction("09.which_fixes").outcome() == "all three"
+    assert prediction("09.which_fixes").outcome() == "all three"
