@@ -1,31 +1,19 @@
 """The start notebook's warm-ups: the exercise and prediction mechanics, on the emulated device.
 
-Nothing here is about the investigation yet: putting a tensor on a device, reading a tensor's
-device type, and predicting what PyTorch does with tensors on two devices. Each shows one shape
-of exercise the course uses (an answer, a function, a prediction). Even a warm-up says what is
-wrong with an answer, not only that it is wrong: a device handed over instead of a tensor, a
-printed value instead of a returned one.
+Nothing here is about the investigation yet: a tensor put on a device (an answer), a tensor's
+device type read (a function), what torch does with tensors on two devices (a prediction). Even a
+warm-up says what is wrong with an answer: a device instead of a tensor, a value printed.
 """
 
 from __future__ import annotations
-
-import re
-from collections.abc import Callable
 
 import numpy as np
 import torch
 from torch._subclasses.fake_tensor import FakeTensorMode
 
 from course import emps
-from course.exercises import (
-    Exercise,
-    Prediction,
-    Verdict,
-    failed,
-    passed,
-    register,
-    register_prediction,
-)
+from course.exercises import Exercise, Prediction, Verdict, failed, passed
+from course.exercises.registry import register, register_prediction
 
 # ---- 00.on_emps ------------------------------------------------------------------------------
 
@@ -56,20 +44,17 @@ NOT_A_TENSOR: tuple[tuple[type | tuple[type, ...], str], ...] = (
         "from numbers)",
     ),
     (np.ndarray, "a NumPy array lives on the CPU only: hand the checker a torch tensor"),
+    (type, "that is a class, not a tensor made with it: hand over a tensor"),
 )
 
 
 def _not_a_tensor(answer: object) -> str:
     if isinstance(answer, str) and answer.startswith("tensor("):
         return "that is the tensor printed as text (str(), repr()): hand over the tensor itself"
-    for kind, why in NOT_A_TENSOR:
-        if isinstance(answer, kind):
-            return why
-    if isinstance(answer, type):
-        return "that is a class, not a tensor made with it: hand over a tensor"
-    if callable(answer):
+    why = next((why for kind, why in NOT_A_TENSOR if isinstance(answer, kind)), None)
+    if why is None and callable(answer):
         return "that is a function or method, not its result: did you forget the parentheses?"
-    return "hand the checker a tensor"
+    return why or "hand the checker a tensor"
 
 
 def _check_on_emps(tensor: object) -> Verdict:
@@ -91,43 +76,13 @@ def _check_on_emps(tensor: object) -> Verdict:
     return passed(f"on {tensor.device}: the same call you would write for 'mps' on a Mac.")
 
 
-def _reference_on_emps():
-    my_tensor = torch.ones(3).to("emps")
-    return my_tensor
-
-
-def _moved_but_not_kept():
-    my_tensor = torch.ones(3)
-    my_tensor.to("emps")  # as if .to moved the tensor itself
-    return my_tensor
-
-
 register(
     Exercise(
         name="00.on_emps",
         prompt="Create any tensor on the emulated device 'emps'.",
         checker=_check_on_emps,
         hint="Tensors move between devices with .to(device); the device's name is 'emps'.",
-        reference=_reference_on_emps,
-        wrong_answers=(
-            lambda: torch.ones(3),
-            lambda: [1.0, 2.0],
-            lambda: torch.ones(3, device="meta"),
-            lambda: "emps",
-            lambda: torch.device("emps"),
-            lambda: torch.nn.Linear(2, 2).to("emps"),
-            lambda: torch.ones(3).to,
-            lambda: np.ones(3),
-            lambda: torch.ones(3).to("emps").shape,
-            lambda: torch.ones(3).to("emps").sum().item(),
-            lambda: (torch.ones(3).to("emps"),),
-            lambda: torch.ones(3).to("emps").dtype,
-            lambda: torch.ones(3).to("emps").is_cpu,
-            lambda: torch.ones(3).to("emps").untyped_storage(),
-            _moved_but_not_kept,
-            lambda: str(torch.ones(3).to("emps")),
-            lambda: [torch.ones(3).to("emps")],
-        ),
+        minutes=2,
     )
 )
 
@@ -137,10 +92,9 @@ register(
 def _stand_in(device: str) -> torch.Tensor:
     """A tensor that reports `device` without the hardware: a FakeTensor holds metadata only.
 
-    Why: a function that knows only the devices this machine has, or a list of them (is_cuda,
-    is_mps, ... and "emps" for the rest), or that trims "emps:0" to "emps" by cutting a fixed
-    ":0", one digit or a few characters, must meet a device, and an index, it did not expect,
-    as on a Mac ("mps"), an Intel GPU ("xpu") or a machine with many GPUs ("cuda:10")."""
+    Why: a function that knows only this machine's devices, or a list of them (is_cuda, is_mps,
+    ... and "emps" for the rest), or trims "emps:0" by cutting ":0", a digit or a few characters,
+    must meet a device and an index it did not expect: "mps", "xpu", "cuda:10"."""
     with FakeTensorMode():
         return torch.zeros(2, device=device)
 
@@ -156,16 +110,6 @@ def _device_variants() -> list[tuple[str, torch.Tensor]]:
         ("a tensor on an Intel GPU, xpu (a stand-in)", _stand_in("xpu")),
         ("a tensor on the eleventh CUDA GPU, cuda:10 (a stand-in)", _stand_in("cuda:10")),
     ]
-
-
-def _not_a_string(answer: object) -> str:
-    if answer is None:
-        return "your function returned None: return the string (print only shows it)"
-    if isinstance(answer, torch.device):
-        return "that is the torch.device itself: its .type is the string"
-    if isinstance(answer, torch.Tensor):
-        return "that is the tensor itself: its .device knows where it lives"
-    return f"the answer must be a string, not a {type(answer).__name__}"
 
 
 def _wrong_type(answer: str, tensor: torch.Tensor) -> str:
@@ -193,16 +137,29 @@ def _wrong_type(answer: str, tensor: torch.Tensor) -> str:
     return "that is not where this tensor lives"
 
 
-def _index_instead(device_type: Callable, answer: object, tensor: torch.Tensor) -> bool:
-    """Whether the function answers with the device's index (.index, get_device()), not its type.
+def _not_a_string(device_type, answer: object, tensor: torch.Tensor) -> str:
+    """Why an answer that is no string is not the device type.
 
-    On the CPU the index is None, as a function that prints instead of returning gives, so the
-    function is asked about emps:0 as well, whose index is 0."""
-    if not (answer is None or (isinstance(answer, int) and not isinstance(answer, bool))):
-        return False
+    The device's index (.index, get_device()) is None on the CPU, as a function that prints
+    instead of returning gives, so an index is told apart by asking about emps:0 (index 0)."""
+    an_index = answer is None or type(answer) is int
     on_emps = torch.zeros(1, device=emps.DEVICE)
-    indices = (tensor.device.index, tensor.get_device())
-    return answer in indices and device_type(on_emps) == 0
+    if (
+        an_index
+        and answer in (tensor.device.index, tensor.get_device())
+        and device_type(on_emps) == 0
+    ):
+        return (
+            "that is the device's index (.index, get_device()): which device of a kind, "
+            "not the kind. The type is the string torch.device keeps beside the index"
+        )
+    if answer is None:
+        return "your function returned None: return the string (print only shows it)"
+    if isinstance(answer, torch.device):
+        return "that is the torch.device itself: its .type is the string"
+    if isinstance(answer, torch.Tensor):
+        return "that is the tensor itself: its .device knows where it lives"
+    return f"the answer must be a string, not a {type(answer).__name__}"
 
 
 def _check_device_type(device_type: object) -> Verdict:
@@ -210,63 +167,17 @@ def _check_device_type(device_type: object) -> Verdict:
         return failed("give a function of one tensor", type(device_type).__name__, "a function")
     for label, tensor in _device_variants():
         answer, expected = device_type(tensor), tensor.device.type
-        if answer == expected and isinstance(answer, str):
+        if isinstance(answer, str) and answer == expected:
             continue
         if isinstance(answer, str):
             why = _wrong_type(answer, tensor)
-        elif _index_instead(device_type, answer, tensor):
-            why = (
-                "that is the device's index (.index, get_device()): which device of a kind, "
-                "not the kind. The type is the string torch.device keeps beside the index"
-            )
         else:
-            why = _not_a_string(answer)
+            why = _not_a_string(device_type, answer, tensor)
         return failed(f"on {label}: {why}", repr(answer), repr(expected))
     return passed(
         "right on the CPU, emps, meta, mps, xpu, cuda:1 and cuda:10: every tensor carries its "
         "device."
     )
-
-
-def _reference_device_type():
-    def device_type(t):
-        return t.device.type
-
-    return device_type
-
-
-def _cpu_or_emps():
-    def device_type(t):
-        return "cpu" if t.is_cpu else "emps"  # only the two devices the learner has met
-
-    return device_type
-
-
-def _the_devices_seen():
-    def device_type(t):
-        return "meta" if t.is_meta else "cpu" if t.is_cpu else "emps"  # the three named so far
-
-    return device_type
-
-
-def _known_flags():
-    def device_type(t):
-        if t.is_cuda:
-            return "cuda"
-        if t.is_mps:
-            return "mps"
-        if t.is_meta:
-            return "meta"
-        return "cpu" if t.is_cpu else "emps"  # every device torch has a flag for, then emps
-
-    return device_type
-
-
-def _printed():
-    def device_type(t):
-        print(t.device.type)
-
-    return device_type
 
 
 register(
@@ -275,27 +186,7 @@ register(
         prompt="Write device_type(t): the type of device tensor t lives on ('cpu', 'emps', ...).",
         checker=_check_device_type,
         hint="A tensor's .device is a torch.device; it has a .type and an .index.",
-        reference=_reference_device_type,
-        wrong_answers=(
-            lambda: lambda t: str(t.device),
-            lambda: lambda t: t.device,
-            lambda: lambda t: "cpu",
-            _cpu_or_emps,
-            lambda: lambda t: t.type(),
-            _printed,
-            lambda: lambda t: t.device.type.upper(),
-            lambda: lambda t: repr(t.device),
-            lambda: lambda t: str(t.device).replace(":0", ""),  # 'emps:0' -> 'emps', not cuda:1
-            lambda: lambda t: str(t.device)[:4],  # 'emps', 'cpu', 'meta', but 'mps:'
-            _the_devices_seen,
-            lambda: lambda t: t.get_device(),
-            lambda: lambda t: t.device.index,
-            lambda: lambda t: repr(t.device.type),
-            lambda: lambda t: t,
-            _known_flags,
-            lambda: lambda t: str(t.device)[:-2] if ":" in str(t.device) else str(t.device),
-            lambda: lambda t: re.sub(r":\d$", "", str(t.device)),  # one digit: not cuda:10
-        ),
+        minutes=4,
     )
 )
 
