@@ -85,7 +85,7 @@ LESSONS: tuple[Lesson, ...] = (
         "03_inside_adam.ipynb",
         "Inside Adam",
         "What does Adam actually do, and which of its operations break?",
-        65,
+        90,
         (
             "write Adam from scratch, bitwise",
             "test each of its in-place ops alone",
@@ -99,7 +99,7 @@ LESSONS: tuple[Lesson, ...] = (
         "04_strides.ipynb",
         "Strides and memory layout",
         "Why was the encoder non-contiguous, and what does that even mean?",
-        60,
+        70,
         (
             "compute an element's address",
             "write the layout rules of .T, slicing and permute",

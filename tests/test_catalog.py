@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -115,3 +116,19 @@ def test_a_notebooks_checkers_count_among_what_its_outputs_depend_on():
     defining = modules_defining(names)
     assert any(name.startswith("course.isolation.exercises") for name in defining)
     assert modules_defining(set()) == set()
+
+
+def _intro(filename: str) -> str:
+    """A notebook's first markdown cell, its lines joined (a number may end one line)."""
+    cells = json.loads((ROOT / "notebooks" / filename).read_text(encoding="utf-8"))["cells"]
+    first = next(c for c in cells if c["cell_type"] == "markdown")
+    return " ".join("".join(first["source"]).split())
+
+
+@pytest.mark.parametrize("entry", LESSONS, ids=lambda e: e.filename)
+def test_a_notebooks_intro_states_the_catalogs_minutes(entry):
+    """The course map, README and the room plan read `minutes` from the catalog; the learner reads
+    the notebook's intro. Both must say the same time ("About 90 minutes with the exercises")."""
+    stated = re.search(r"(\d+) minutes", _intro(entry.filename))
+    assert stated, f"{entry.filename}'s intro states no minutes"
+    assert int(stated.group(1)) == entry.minutes, (entry.filename, stated.group(0))

@@ -172,3 +172,81 @@ def timing_rows(repeats: int = 15) -> list[dict[str, object]]:
             }
         )
     return rows
+
+
+SAME_WITHIN = 0.1  # a ratio within 10% of 1 is "about as fast": a shared CPU's noise is that large
+
+
+def timing_summary(rows: list[dict[str, object]]) -> str:
+    """What `timing_rows` measured, in one sentence under its table.
+
+    The notebook cannot state a timing result in markdown: the emulator's times depend on the
+    CPU and its load, and on some machines a non-contiguous call is no slower at all. So the
+    sentence is computed from the table just printed, and says only what that table shows."""
+    groups: dict[str, list[str]] = {"slower": [], "about as fast": [], "faster": []}
+    for row in rows:
+        ratio = float(row["ratio"])
+        key = (
+            "slower"
+            if ratio > 1 + SAME_WITHIN
+            else "faster"
+            if ratio < 1 - SAME_WITHIN
+            else "about as fast"
+        )
+        groups[key].append(f"{row['op']} ({ratio:.2f}x)")
+    said = "; ".join(f"{how}: {', '.join(ops)}" for how, ops in groups.items() if ops)
+    lost = [str(row["op"]) for row in rows if row["result lost"]]
+    ending = (
+        f" Either way, {' and '.join(lost)} computed their result and lost it in the temporary."
+        if lost
+        else " No call lost its result."
+    )
+    return f"Measured on this machine, non-contiguous time over contiguous time: {said}.{ending}"
+
+
+# ---- the learner's own functions, run where the notebook's text reads their results ----------
+
+
+def _measured(measure: Callable[[], object]) -> object:
+    """One result of the learner's function, or what stopped it: a table cell, never a crash
+    (Run All in an untouched copy reaches this cell before the function is written)."""
+    try:
+        return measure()
+    except NotImplementedError:
+        return "not written yet"
+    except Exception as exc:  # the learner's function failing: shown in its cell, not raised
+        return f"raised {type(exc).__name__}"
+
+
+def by_layout(isolate_op: Callable[[str, str, str], object]) -> list[dict[str, object]]:
+    """Your `isolate_op` for each op, with a transposed output and with transposed inputs.
+
+    Why the notebook computes these rows instead of asking for them: the text after them reads
+    them, so they must come from the function the checker has just judged, never be left blank."""
+    return [
+        {
+            "op": op,
+            "transposed output": _measured(
+                lambda op=op: isolate_op(op, "transposed", "contiguous")
+            ),
+            "transposed inputs": _measured(
+                lambda op=op: isolate_op(op, "contiguous", "transposed")
+            ),
+        }
+        for op in OPS
+    ]
+
+
+def by_version(lost_ops: Callable[[emps.Profile], object]) -> list[dict[str, object]]:
+    """Your `lost_ops` on each profile of the story's versions, as the table the text reads."""
+
+    def lost(profile: emps.Profile) -> object:
+        found = lost_ops(profile)
+        if not isinstance(found, set | frozenset):
+            return found  # shown as it is: the checker says what a set of op names should be
+        return ", ".join(sorted(found)) or "none"
+
+    return [
+        {"profile": p.label, "lost into a transposed output": _measured(lambda p=p: lost(p))}
+        for p in emps.PROFILES.values()
+    ]

@@ -9,11 +9,15 @@ from course import emps
 from course.adam.op_isolation import (
     CONDITIONS,
     OPS,
+    by_layout,
+    by_version,
     classify,
     isolate,
     isolation_table,
     on_profile,
     time_op,
+    timing_rows,
+    timing_summary,
 )
 from course.errors import CourseError
 from course.tables import text_table
@@ -99,3 +103,50 @@ def test_timing_records_the_lost_work():
 def test_sizes_a_learner_types_are_bounded(call, match):
     with pytest.raises(CourseError, match=match):
         call()
+
+
+def _row(op: str, ratio: float, lost: bool) -> dict[str, object]:
+    return {"op": op, "ratio": ratio, "result lost": lost}
+
+
+def test_the_timing_sentence_says_what_the_table_measured():
+    """The notebook's timing claim is computed from its own table: a machine where the
+    non-contiguous call is no slower is told so, never that it paid for its copies."""
+    slower = timing_summary([_row("mul_", 2.3, False), _row("addcmul_", 2.0, True)])
+    assert "slower: mul_ (2.30x), addcmul_ (2.00x)" in slower
+    assert "addcmul_ computed their result and lost it" in slower
+    mixed = timing_summary([_row("lerp_", 1.05, False), _row("addcdiv_", 0.7, True)])
+    assert "about as fast: lerp_ (1.05x)" in mixed and "faster: addcdiv_ (0.70x)" in mixed
+    assert "slower" not in mixed
+    assert timing_summary([_row("mul_", 1.0, False)]).endswith("No call lost its result.")
+
+
+def test_the_timing_sentence_reads_the_notebooks_table():
+    summary = timing_summary(timing_rows(repeats=1))
+    assert all(f"{op} (" in summary for op in OPS)
+    assert "addcmul_ and addcdiv_ computed their result and lost it" in summary
+
+
+def test_the_learners_tables_come_from_the_learners_functions():
+    """What the text after exercises 2 and 3 reads is computed from the learner's own functions:
+    a blank function shows 'not written yet', a failing one its exception, never a crash."""
+
+    def isolate_op(op, output_layout, input_layout):
+        return "lost" if op.startswith("addc") and output_layout == "transposed" else "updates"
+
+    rows = {row["op"]: row for row in by_layout(isolate_op)}
+    assert rows["addcmul_"]["transposed output"] == "lost"
+    assert rows["addcmul_"]["transposed inputs"] == rows["mul_"]["transposed output"] == "updates"
+
+    def blank(*args):
+        raise NotImplementedError("your code here")
+
+    assert {row["transposed output"] for row in by_layout(blank)} == {"not written yet"}
+    versions = by_version(lambda p: {"addcdiv_", "addcmul_"} if "2.2.1" in p.label else set())
+    assert [row["lost into a transposed output"] for row in versions][:2] == [
+        "addcdiv_, addcmul_",
+        "none",
+    ]
+    assert {row["lost into a transposed output"] for row in by_version(lambda p: 1 / 0)} == {
+        "raised ZeroDivisionError"
+    }

@@ -4,6 +4,9 @@ The hidden variants come from the installed registry (so the checker follows tor
 structured delegates, ops with a table of their own, an out= kernel itself, and delegates that
 still name their own kernel for a backend (sparse tensors). Several backends for one op and
 several ops for one backend, so an answer that ignores either parameter gets some variant wrong.
+And backends the registry gives an op no kernel for: there an answer must find none (raise, or
+return None), because a lookup that falls back to another backend's kernel (CPU's, say) is right
+on every backend that has a row and silently wrong where a call would reach no kernel at all.
 A wrong answer is told the classic mistake whose model it follows on every variant.
 """
 
@@ -17,7 +20,9 @@ from course.dispatch.exercises.common import (
     reader_used,
 )
 from course.dispatch.registry import RegistryEntry, backend_kernel, entries, kernel_entry, lookup
+from course.errors import CourseError
 from course.exercises import Exercise, Verdict, failed, register
+from course.exercises.blanks import is_scaffold
 from course.exercises.engine import Checking, Trial
 
 # (op, backend) candidates; those whose kernel the installed registry names are the variants.
@@ -40,6 +45,12 @@ CANDIDATES = (
     ("relu_", "MPS"),
 )
 
+# (op, backend) pairs neither the op's rows nor its delegate's name: no kernel to find there.
+NO_KERNEL = (
+    ("addcmul_", "SparseCPU"),
+    ("masked_fill_.Scalar", "SparseCPU"),
+)
+
 
 def variants() -> list[tuple[str, str]]:
     """The candidates the installed registry names a kernel for: a row of the op's own, or of
@@ -53,6 +64,54 @@ def variants() -> list[tuple[str, str]]:
             backend in lookup(op).backend_kernels() or backend in kernel_entry(op).backend_kernels()
         )
     ]
+
+
+def _truth(case: tuple[str, str]) -> str | None:
+    """The kernel the registry names, or None where it names none (a NO_KERNEL case)."""
+    try:
+        return backend_kernel(*case)
+    except CourseError:
+        return None
+
+
+def cases() -> list[tuple[str, str]]:
+    """The variants, then the pairs the installed registry really gives no kernel."""
+    return variants() + [case for case in NO_KERNEL if case[0] in entries() and not _truth(case)]
+
+
+def _run(kernel_for, case: tuple[str, str]) -> object:
+    """The learner's answer on a case; where the registry names no kernel, an exception is the
+    honest answer (the registry's own `backend_kernels()[backend]` raises), so it reads as None."""
+    try:
+        return kernel_for(*case)
+    except Exception as exc:
+        if is_scaffold(exc) or case not in NO_KERNEL:
+            raise
+        return None
+
+
+def _fell_back(trials: list[Trial]) -> Verdict | None:
+    """Right wherever a kernel exists, a kernel's name where none does: a silent fallback."""
+    misses = [t for t in trials if t.missed]
+    if any(t.expected is not None or not isinstance(t.got, str) for t in misses):
+        return None
+    (op, backend), got = misses[0].case, misses[0].got
+    whose = [
+        f"{source.name}'s kernel for {b}"
+        for source in _sources(op)
+        for b, kernel in source.backend_kernels().items()
+        if kernel == got
+    ]
+    return failed(
+        f"kernel_for({op!r}, {backend!r}) returned {got!r}, but the registry names no "
+        f"{backend} kernel for {op}, neither in its own rows nor in its delegate's"
+        + (f": {got!r} is {whose[0]}" if whose else "")
+        + ". Your lookup falls back to another backend's kernel, and a call there would never "
+        "run it. Where no row names the backend, raise (as backend_kernels()[backend] does) or "
+        "return None.",
+        got,
+        "no kernel (an exception, or None)",
+    )
 
 
 def _sources(op: str) -> list[RegistryEntry]:
@@ -163,7 +222,11 @@ def _diagnosis(trials: list[Trial]) -> Verdict:
             "wins; without one, its structured_delegate's row names the kernel"
         )
     )
-    return failed(f"{where}: {cause}.", yours.value if yours.error is None else yours.shown)
+    return failed(
+        f"{where}: {cause}.",
+        yours.value if yours.error is None else yours.shown,
+        trials[index].expected or "no kernel (an exception, or None)",
+    )
 
 
 def _told(cause: str, op: str, backend: str) -> str:
@@ -246,12 +309,12 @@ def _ignored(trials: list[Trial]) -> str | None:
 
 
 CHECKING = Checking(
-    cases=variants,
-    run=lambda kernel_for, case: kernel_for(*case),
-    expect=lambda case: backend_kernel(*case),
+    cases=cases,
+    run=_run,
+    expect=_truth,
     success=lambda n: (
         f"right on {n} ops and backends: a row of the op's own first, else its "
-        "structured delegate's, with whole backend names"
+        "structured delegate's, with whole backend names, and none where no row names the backend"
     ),
     form=a_function("def kernel_for(op, backend): return ..."),
     ready_made={"backend_kernel": backend_kernel, "kernel_entry": kernel_entry},
@@ -259,7 +322,7 @@ CHECKING = Checking(
         "your kernel_for",
         "Write the walk with lookup(op): its .structured_delegate and .backend_kernels().",
     ),
-    diagnoses=(_diagnosis,),
+    diagnoses=(_fell_back, _diagnosis),
 )
 
 register(
@@ -269,7 +332,8 @@ register(
         CHECKING,
         "lookup(op) gives the registry entry; entry.backend_kernels() maps each backend to a "
         "kernel. If the op has a row of its own for the backend, that is the kernel; if not, "
-        "its structured_delegate's entry has the row.",
+        "its structured_delegate's entry has the row. If neither names the backend, there is "
+        "no kernel: raise or return None.",
         minutes=10,
     )
 )

@@ -88,6 +88,36 @@ def _delegate_by_name(op, backend):
     return lookup(op.split(".")[0].rstrip("_") + ".out").backend_kernels()[backend]
 
 
+def _falls_back_to_cpu(op, backend):
+    """Right wherever a row names the backend; elsewhere CPU's kernel, silently."""
+    entry = lookup(op)
+    own = entry.backend_kernels()
+    if backend in own or not entry.structured_delegate:
+        return own.get(backend, own.get("CPU"))
+    rows = lookup(entry.structured_delegate).backend_kernels()
+    return rows[backend] if backend in rows else rows.get("CPU")
+
+
+def _first_row_as_fallback(op, backend):
+    """A fallback to whichever backend the delegate lists first."""
+    entry = lookup(op)
+    own = entry.backend_kernels()
+    if backend in own:
+        return own[backend]
+    rows = lookup(entry.structured_delegate or op).backend_kernels()
+    return rows.get(backend, next(iter(rows.values())))
+
+
+def _none_where_no_row(op, backend):
+    entry = lookup(op)
+    own = entry.backend_kernels()
+    if backend in own:
+        return own[backend]
+    if entry.structured_delegate:
+        return lookup(entry.structured_delegate).backend_kernels().get(backend)
+    return None
+
+
 def _wrapped_reader(op, backend):
     return backend_kernel(op, backend)
 
@@ -191,6 +221,15 @@ CORPORA = (
                 lambda: _wrapped_reader,
                 "backend_kernel, the course's own reader",
             ),
+            "a fallback to the CPU's kernel where no row names the backend": (
+                lambda: _falls_back_to_cpu,
+                "falls back to another backend's kernel",
+            ),
+            "a fallback to the first row": (
+                lambda: _first_row_as_fallback,
+                "registry names no SparseCPU kernel for addcmul_",
+            ),
         },
+        right={"None where no row names the backend": lambda: _none_where_no_row},
     ),
 )

@@ -7,13 +7,38 @@ import pytest
 from course.dispatch.exercises import kernel_for
 from course.dispatch.registry import backend_kernel, lookup
 from course.exercises import check
-from tests.corpus import assert_told_its_cause, reference, wrong_params
+from tests.corpus import (
+    assert_accepted,
+    assert_told_its_cause,
+    reference,
+    right_params,
+    wrong_params,
+)
 from tests.dispatch.exercises.corpus_kernel_for import CORPORA
 
 
 @pytest.mark.parametrize(("name", "flaw"), wrong_params(CORPORA))
 def test_each_wrong_answer_is_told_its_cause(name, flaw):
     assert_told_its_cause(name, flaw)
+
+
+@pytest.mark.parametrize(("name", "how"), right_params(CORPORA))
+def test_a_right_answer_written_another_way_passes(name, how):
+    assert_accepted(name, how)
+
+
+def test_a_backend_without_a_kernel_is_asked_about():
+    """The hidden calls include backends the registry names no kernel for (else a silent
+    fallback to CPU's kernel would pass), and the truth there is 'no kernel'."""
+    missing = [case for case in kernel_for.cases() if case not in kernel_for.variants()]
+    assert missing and all(kernel_for._truth(case) is None for case in missing)
+    assert {lookup(op).structured_delegate is None for op, _ in missing} == {True, False}
+
+
+def test_a_miss_shows_the_kernel_expected():
+    """The feedback's `expected:` line names the registry's kernel, never blank."""
+    verdict = check("05.kernel_for", lambda op, backend: "addcmul_out_mps")
+    assert verdict.expected
 
 
 def test_variants_vary_the_op_and_the_backend_and_every_kind_of_entry():
