@@ -126,7 +126,7 @@ LESSONS: tuple[Lesson, ...] = (
         "06_placeholder.ipynb",
         "The Placeholder",
         "How can a kernel compute the right answer and still lose it?",
-        55,
+        90,
         (
             "write the test that would have caught it",
             "read the broken kernel beside a working sibling",
@@ -142,7 +142,7 @@ LESSONS: tuple[Lesson, ...] = (
         "07_compiled_kernels.ipynb",
         "Compiled kernels",
         "Can a compiled C++ kernel lose its result too, and what does getting layout right cost?",
-        70,
+        105,
         (
             "predict the naive kernel's scramble",
             "write a C++ kernel right on every layout",

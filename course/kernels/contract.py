@@ -32,6 +32,7 @@ class KernelNotes:
     """What a learner's kernel did during one call, for the checker's feedback."""
 
     violation: str = ""  # the contract broken, if any
+    shown: tuple[str, str] = ("a strided buffer", "contiguous ones")  # (what it gave, what's due)
     strided_temporaries: list[tuple[int, ...]] = field(default_factory=list)  # their strides
     graph_runs: int = 0
     placeholder_on_output: bool = False  # the graph wrote a gathered copy of call.output
@@ -93,6 +94,7 @@ class LearnerCall:
         for number, item in enumerate(inputs):
             _require_placeholder(f"input {number}", item)
         self._require_contiguous(output.buffer, [p.buffer for p in inputs])
+        self._require_dtype(output.buffer)
         if getattr(output, "tensor", None) is self._call.output and output.buffer is not (
             self._call.output
         ):
@@ -119,6 +121,21 @@ class LearnerCall:
                     "contiguous temporary)"
                 )
                 raise ContractViolation(self._notes.violation)
+
+    def _require_dtype(self, out_buffer: torch.Tensor) -> None:
+        """The graph writes the output's dtype: MPSGraph is built for its tensors' dtypes, and
+        MPS computes in float16 and bfloat16 too, so a temporary must take the output's."""
+        want = self._call.output.dtype
+        if isinstance(out_buffer, torch.Tensor) and out_buffer.dtype != want:
+            self._notes.shown = (f"a {out_buffer.dtype} buffer", f"a {want} one")
+            self._notes.violation = (
+                f"your kernel handed the graph a {out_buffer.dtype} output buffer for a {want} "
+                "output. An MPSGraph is built for its tensors' dtypes (MPS has float16 and "
+                "bfloat16 tensors too): on a real Mac this graph could not run. A temporary "
+                "must take the output's dtype (dtype=call.output.dtype, or "
+                "call.output.contiguous())"
+            )
+            raise ContractViolation(self._notes.violation)
 
     def _note_temporary(self, tensor: torch.Tensor) -> None:
         """A non-contiguous tensor that is neither the output nor an input: a temporary made

@@ -2,25 +2,22 @@
 
 `07.tiles` runs the learner's loop on hidden shapes, tiles, layouts and values (every
 write into `out` is recorded, so a loop that is one library call, walks rows or writes into a
-copy is told so, whatever its values).
+copy is told so, whatever its values). Writes through numpy views of `out` (`out.numpy()`
+shares its memory) are recorded too: a tiled loop in numpy is as tiled as one in torch.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import NamedTuple
 
+import numpy as np
 import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 
-from course.exercises import (
-    Exercise,
-    Verdict,
-    failed,
-    is_scaffold,
-    passed,
-    register,
-)
+from course.exercises import Exercise, Verdict, failed, is_scaffold, passed, register
 from course.layout.named import laid_out
 
 TILE_CASES: tuple[tuple[tuple[int, int], int, str, float], ...] = (
@@ -86,6 +83,67 @@ def _layout_of(t: torch.Tensor) -> tuple:
     return (_storage_key(t), tuple(t.shape), t.stride(), t.storage_offset(), t.dtype)
 
 
+class _WatchedArray(np.ndarray):
+    """`out.numpy()` as the checker hands it: each write through it (or a view of it), by
+    assignment or an in-place ufunc such as `+=`, is noted in `writes` as a write into out."""
+
+    writes: list[Write] | None = None  # the WriteLog's list while a check runs
+    key: int = 0  # out's storage
+
+    def __setitem__(self, index, value) -> None:
+        target = self[index]
+        same = (
+            isinstance(value, np.ndarray)
+            and value.__array_interface__ == target.__array_interface__
+        )
+        if not same:  # `a[i] += x` stores the updated view back onto itself: no second write
+            _note_numpy(target, "setitem")
+        super().__setitem__(index, value)
+
+    def __array_ufunc__(self, ufunc, method, *inputs, out=None, **kwargs):
+        plain = [x.view(np.ndarray) if isinstance(x, _WatchedArray) else x for x in inputs]
+        if out is None:
+            return getattr(ufunc, method)(*plain, **kwargs)
+        for written in out:
+            if isinstance(written, _WatchedArray):
+                _note_numpy(written, ufunc.__name__)
+        bare = tuple(o.view(np.ndarray) if isinstance(o, _WatchedArray) else o for o in out)
+        getattr(ufunc, method)(*plain, out=bare, **kwargs)
+        return out[0] if len(out) == 1 else out
+
+
+def _note_numpy(array: np.ndarray, op: str) -> None:
+    """The slots of out's storage a numpy view covers, noted as one write (`op`)."""
+    cls = _WatchedArray
+    if cls.writes is None or array.size == 0:
+        return
+    start = (array.__array_interface__["data"][0] - cls.key) // array.itemsize
+    slots = np.full(array.shape, start, dtype=np.int64)
+    for dim, step in enumerate(array.strides):
+        shape = [1] * array.ndim
+        shape[dim] = array.shape[dim]
+        slots += np.arange(array.shape[dim]).reshape(shape) * (step // array.itemsize)
+    cls.writes.append(Write(f"numpy {op}", cls.key, slots.flatten().tolist()))
+
+
+@contextmanager
+def _numpy_watched(out: torch.Tensor, writes: list[Write]) -> Iterator[None]:
+    """While active, out.numpy() (and its views) note their writes in `writes`."""
+    original = torch.Tensor.numpy
+
+    def numpy(self, *, force: bool = False) -> np.ndarray:
+        array = original(self, force=force)
+        return array.view(_WatchedArray) if _storage_key(self) == _storage_key(out) else array
+
+    _WatchedArray.writes, _WatchedArray.key = writes, _storage_key(out)
+    torch.Tensor.numpy = numpy
+    try:
+        yield
+    finally:
+        torch.Tensor.numpy = original
+        _WatchedArray.writes = None
+
+
 def _written(func, args: tuple, kwargs: dict) -> list[torch.Tensor]:
     """The tensors an op's schema marks as written (`Tensor(a!)`)."""
     found = []
@@ -139,7 +197,7 @@ class TileCase:
         before, inputs = self.out.clone(), (self.t1.clone(), self.t2.clone())
         expected = torch.addcmul(before, self.t1, self.t2, value=self.value)
         try:
-            with WriteLog() as log:
+            with WriteLog() as log, _numpy_watched(self.out, log.writes):
                 returned = fn(self.out, self.t1, self.t2, self.value, self.tile)
         except Exception as exc:
             if is_scaffold(exc):
@@ -183,9 +241,10 @@ class TileCase:
         updated = [w.op for w in log.writes if w.op not in OVERWRITES]
         if not torch.equal(self.out, before):
             return failed(
-                f"{self.where} out changed, but through no torch op the checker can see (numpy, "
-                "a raw pointer?): the checker records each torch write into out to see your "
-                "tiles. Update out with torch: out[block].addcmul_(...)",
+                f"{self.where} out changed, but through no write the checker can see (np.asarray, "
+                "a raw pointer?): the checker records each write into out, through torch or "
+                "out.numpy(), to see your tiles. Update out[block].addcmul_(...), or "
+                "out.numpy()[block] += ...",
             )
         if updated:
             return failed(

@@ -29,6 +29,7 @@ class Run:
     contiguous: bool
     dense: bool  # its elements fill one block of memory (a step-sliced output does not)
     transpose: bool  # a 2-d output stored column by column
+    column_major: bool  # a 2-d output whose rows are its fastest dim (a transpose, sliced or not)
     dims: int
     offset: int
     values: tuple[object, ...]
@@ -42,6 +43,7 @@ class Run:
             contiguous=out.is_contiguous(),
             dense=is_dense(out),
             transpose=out.dim() == 2 and not out.is_contiguous() and out.t().is_contiguous(),
+            column_major=hk.column_major(out),
             dims=out.dim(),
             offset=out.storage_offset(),
             values=tuple(call.arguments),
@@ -243,6 +245,28 @@ HIDDEN_KERNELS: tuple[HiddenKernel, ...] = (
         "along any dim (each row's, each column's), is torch's bit for bit: sums along every "
         "dim are still a summary, not every cell; compare every cell",
     ),
+    HiddenKernel(
+        "computes into a temporary and copies back only to a non-contiguous output",
+        hk.copy_back_unless_contiguous,
+        f"it loses the write to a contiguous output; {COMPARE}",
+        _needs(
+            lambda r: r.contiguous,
+            "your test never tried a contiguous output; the Placeholder makes no copy there, but "
+            "a kernel can still lose that write (a temporary it never copies back): test "
+            "contiguous outputs too",
+            among=list,
+        ),
+    ),
+    HiddenKernel(
+        "copies back to every non-contiguous output but a 2-d transpose",
+        hk.only_if(lambda out: not hk.column_major(out)),
+        f"it loses the write to a transposed matrix, the story's layout; {COMPARE}",
+        _needs(
+            lambda r: r.column_major,
+            "your test never tried a 2-d transposed output (w.t(), the story's own layout); a "
+            "kernel that takes a column-major matrix for contiguous loses the write there",
+        ),
+    ),
 )
 
 
@@ -273,9 +297,9 @@ def check_kernel_test(breaks) -> Verdict:
             return failed(_miss(hidden, got, runs), got, hidden.breaks)
     return passed(
         f"your test told all {len(HIDDEN_KERNELS)} hidden kernels apart: lost writes on every "
-        "kind of non-contiguous output, an ignored offset or value, values 3% off or one bit off, "
-        "a scramble, a swap no sum sees, a missing row or element and NaN garbage, and it never "
-        "blamed a right kernel"
+        "kind of output, contiguous or not, an ignored offset or value, values 3% off or one "
+        "bit off, a scramble, a swap no sum sees, a missing row or element and NaN garbage, and "
+        "it never blamed a right kernel"
     )
 
 

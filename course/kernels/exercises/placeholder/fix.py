@@ -44,6 +44,12 @@ FIX_VARIANTS: tuple[tuple[str, str, float], ...] = (  # (output layout, family, 
     ("step-sliced 1-d", "addcdiv", 1.25),
     ("contiguous", "addcmul", 0.5),
 )
+# MPS has float16 and bfloat16 tensors: a temporary must take the output's dtype. Tried last,
+# so each float32 call above says its cause first. (dtype, output layout, family, value)
+LOW_PRECISION: tuple[tuple[torch.dtype, str, str, float], ...] = (
+    (torch.float16, "transposed", "addcdiv", 0.75),
+    (torch.bfloat16, "step-sliced", "addcmul", -1.5),
+)
 
 CLONE_NOTE = (
     "Your temporary has stride {stride}, the output's own layout: clone() and empty_like() keep "
@@ -98,9 +104,13 @@ BORROWED = (
 
 def fix_variants() -> list[tuple[str, str, float, torch.Tensor]]:
     """The calls a fixed kernel is tried on: (layout, family, value, output)."""
-    return [
+    calls = [
         (layout, family, value, hidden_output(layout, seed))
         for seed, (layout, family, value) in enumerate(FIX_VARIANTS)
+    ]
+    return calls + [
+        (layout, family, value, hidden_output(layout, seed).to(dtype))
+        for seed, (dtype, layout, family, value) in enumerate(LOW_PRECISION)
     ]
 
 
@@ -117,7 +127,7 @@ def check_kernel_layouts(kernel: Callable[[emps.KernelCall], None]) -> Verdict |
             if is_scaffold(exc):
                 return not_attempted("your kernel still raises NotImplementedError.")
             if notes.violation:
-                return failed(f"{where}: {notes.violation}", "a strided buffer", "contiguous ones")
+                return failed(f"{where}: {notes.violation}", *notes.shown)
             return failed(f"{where} your kernel raised {type(exc).__name__}: {exc}")
         if not same_bits(result, expected):
             both = BOTH_FAMILIES if family == "addcdiv" else ""
@@ -230,9 +240,9 @@ def check_fix(kernel) -> Verdict:
             "> 0",
         )
     return passed(
-        f"right on all {len(FIX_VARIANTS)} hidden calls (addcmul_ and addcdiv_, 1-d to 4-d, "
-        "channels-last, offsets, values), and the plateau run trains: encoder moved by "
-        f"{summary['encoder_max_change']:.3g}, its max exp_avg_sq is "
+        f"right on all {len(fix_variants())} hidden calls (addcmul_ and addcdiv_, 1-d to 4-d, "
+        "channels-last, offsets, values, float16 and bfloat16), and the plateau run trains: "
+        f"encoder moved by {summary['encoder_max_change']:.3g}, its max exp_avg_sq is "
         f"{summary['encoder_max_exp_avg_sq']:.3g} (was exactly 0)"
     )
 

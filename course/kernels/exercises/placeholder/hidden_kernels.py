@@ -27,6 +27,11 @@ def copy_back(call: emps.KernelCall, write: Callable[[torch.Tensor], object]) ->
     write(temporary)
 
 
+def column_major(out: torch.Tensor) -> bool:
+    """A matrix stored column by column (w.t(), sliced or not): its rows are its fastest dim."""
+    return out.dim() == 2 and not out.is_contiguous() and out.stride(0) == 1 and out.shape[0] > 1
+
+
 def only_if(condition: Callable[[torch.Tensor], bool]) -> Kernel:
     """The working pattern where `condition(output)` holds, 2.2.1's kernel elsewhere."""
 
@@ -54,6 +59,13 @@ def altered(alter: Callable[[torch.Tensor, torch.Tensor], None]) -> Kernel:
         copy_back(call, lambda t: (alter(t, call.output), call.output.copy_(t)))
 
     return unless_contiguous(kernel)
+
+
+def copy_back_unless_contiguous(call):
+    """A contiguous temporary always, copied back only to a non-contiguous output: the author
+    took "a contiguous output needs no copy" for "needs no copy back", so a contiguous output
+    loses its write."""
+    copy_back(call, lambda t: None if call.output.is_contiguous() else call.output.copy_(t))
 
 
 def from_storage_start(call):

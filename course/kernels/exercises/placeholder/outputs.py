@@ -64,4 +64,5 @@ def hidden_output(layout: str, seed: int = 0) -> torch.Tensor:
 def described(layout: str, output: torch.Tensor) -> str:
     """A hidden output as feedback names it: its layout, strides and offset."""
     offset = f", offset {output.storage_offset()}" if output.storage_offset() else ""
-    return f"a {layout} output (stride {tuple(output.stride())}{offset})"
+    dtype = f", {output.dtype}" if output.dtype != torch.float32 else ""
+    return f"a {layout} output (stride {tuple(output.stride())}{offset}{dtype})"

@@ -135,6 +135,13 @@ def _chained_slices(out, t1, t2, value, tile):
     return out
 
 
+def _numpy_rows(out, t1, t2, value, tile):
+    mine, a, b = out.numpy(), t1.numpy(), t2.numpy()
+    for r in range(mine.shape[0]):
+        mine[r] = mine[r] + value * a[r] * b[r]
+    return out
+
+
 def _through_numpy(out, t1, t2, value, tile):
     mine, a, b = out.numpy(), t1.numpy(), t2.numpy()
     for block in _every_tile(*out.shape, tile):
@@ -262,6 +269,7 @@ def _ceil(out, t1, t2, value, tile):
 
 
 RIGHT = (
+    _through_numpy,
     _column_major_tiles,
     _past_the_edge,
     _plus_equals,
@@ -301,7 +309,7 @@ CORPORA = (
                 "the same block of t1 and of t2",
             ),
             "out[r0:r1][c0:c1]": (lambda: _chained_slices, "slices the rows twice"),
-            "written through numpy": (lambda: _through_numpy, "through no torch op"),
+            "numpy views of out, row by row": (lambda: _numpy_rows, "your loop walks rows"),
             "out[block].copy_(value * t1 * t2)": (
                 doing(lambda out, a, b, value: out.copy_(value * a * b)),
                 "instead of adding it to what they held",

@@ -119,7 +119,24 @@ def _own_views():
 
     def breaks(kernel):
         base = torch.randn(8, 12, generator=torch.Generator().manual_seed(5))
-        outputs = [base[:4, :6], base[:6, :4].t(), base[:4, ::2], base[3:7, 1:7]]
+        outputs = [base[:4, :6], base[:6, :4].t(), base[:4, ::2], base[3:7, 1:7], base[2:6]]
+        outputs.append(torch.randn(4, 2, 3).permute(1, 2, 0))
+        for output in outputs:
+            result, expected, _ = placeholder_lab.run_addcmul(kernel, output, value=-2.0)
+            if not torch.equal(result, expected):
+                return True
+        return False
+
+    return breaks
+
+
+def _non_contiguous_only():
+    """Every kind of non-contiguous output (one with an offset too), none contiguous: "the bug
+    needs a non-contiguous output, so the others need no test"."""
+
+    def breaks(kernel):
+        base = torch.randn(9, 12, generator=torch.Generator().manual_seed(5))
+        outputs = [base[:6, :4].t(), base[:4, ::2], base[1:7, 2:6].t()]
         outputs.append(torch.randn(4, 2, 3).permute(1, 2, 0))
         for output in outputs:
             result, expected, _ = placeholder_lab.run_addcmul(kernel, output, value=-2.0)
@@ -298,6 +315,19 @@ CORPORA = (
             "only the last output decides": (
                 _last_output_decides,
                 "a flag that the next output overwrites",
+            ),
+            "non-contiguous outputs only": (
+                _non_contiguous_only,
+                "never tried a contiguous output",
+            ),
+            "no 2-d transposed output": (
+                variant(
+                    (
+                        ((4, 6), ("contiguous", "step-sliced", "storage-offset")),
+                        ((2, 3, 4), ("permuted",)),
+                    )
+                ),
+                "never tried a 2-d transposed output",
             ),
             "broken only when wrong on every output": (
                 _every_output_must_differ,

@@ -131,6 +131,12 @@ def _matrix_temporary(call):
     return torch.empty(rows, cols)
 
 
+def _half_or_float(call):
+    """ "Half precision needs a half temporary, everything else float32": bfloat16 forgotten."""
+    half = call.output.dtype == torch.float16
+    return torch.zeros(call.output.shape, dtype=torch.float16 if half else torch.float32)
+
+
 def _through_the_output_placeholder():
     def my_kernel(call):
         with call.output_placeholder(call.output) as output:
@@ -221,7 +227,20 @@ CORPORA = (
                 _forwards_as_imported,
                 "emps.output_placeholder, to do the work: the fix must do the gather",
             ),
+            "a float32 temporary, whatever the output's dtype": (
+                variant(lambda call: torch.empty(call.output.shape)),
+                "could not run. A temporary must take the output's dtype",
+            ),
+            "a temporary that knows float16 but not bfloat16": (
+                variant(_half_or_float),
+                "output buffer for a torch.bfloat16 output",
+            ),
         },
-        right={"through call.output_placeholder": _through_the_output_placeholder},
+        right={
+            "through call.output_placeholder": _through_the_output_placeholder,
+            "an empty temporary of the output's dtype": variant(
+                lambda call: torch.empty(call.output.shape, dtype=call.output.dtype)
+            ),
+        },
     ),
 )
