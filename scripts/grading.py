@@ -146,7 +146,7 @@ def release_preprocessors(generate_assignment: type) -> list[type]:
     """nbgrader's own list for generate_assignment, its ClearSolutions replaced by ours."""
     from nbgrader.preprocessors import ClearSolutions
 
-    default = generate_assignment.class_traits()["preprocessors"].default_value
+    default = generate_assignment.class_traits()["preprocessors"].default()
     scaffolds = learner_scaffold_class()
     return [scaffolds if p is ClearSolutions else p for p in default]
 
