@@ -38,13 +38,12 @@ STORY_ADAM = update_settings(experiments.adam())  # every hyperparameter of the 
 class Variant:
     """One hidden bench and one update, with why a right experiment must get it right.
 
-    `update` makes what the learner's function is handed, from the learning rate;
-    `optimizer` is the class name of the optimizer it makes (None: a step function);
-    `data_scale` multiplies the bench's samples: tiny inputs give gradients far below Adam's
-    eps, whose steps then move an element by a float32 step or a few, not by lr.
-    `zero_columns` zeroes each sample's first inputs: the encoder's first columns then get no
-    gradient in a first step, and only the other columns move.
-    `samples`, when given, replace the bench's dataset (its batches are drawn from them)."""
+    `update` makes what the learner's function is handed, from the learning rate; `optimizer`
+    is the class name of the optimizer it makes (None: a step function). `data_scale`
+    multiplies the bench's samples: tiny inputs give gradients far below Adam's eps, whose
+    steps then move an element by a float32 step or a few, not by lr. `zero_columns` zeroes
+    each sample's first inputs: the encoder's first columns then get no gradient in a first
+    step. `samples`, when given, replace the bench's dataset."""
 
     what: str
     why: str
@@ -98,25 +97,23 @@ def unprepared_step(b: Bench, calls: list[int]) -> int | None:
 def require_bool(got: object, variant: Variant) -> Verdict | None:
     if isinstance(got, bool):
         return None
+    message = f"on {variant.what} your function returned {got!r}; return True or False (a "
     return failed(
-        f"on {variant.what} your function returned {got!r}; return True or False "
-        "(a tensor? use torch.equal, which gives a bool)",
-        type(got).__name__,
-        "bool",
+        message + "tensor? use torch.equal, which gives a bool)", type(got).__name__, "bool"
     )
 
 
 def stepped_outside(b: Bench, what: str) -> Verdict | None:
     """A step taken while the bench was not active ran on another profile: say so first."""
-    outside = [record for record in b.steps if not record.active]
+    outside = [record.update for record in b.steps if not record.active]
     if not outside:
         return None
     return failed(
-        f"on {what} your experiment stepped {outside[0].update} outside the bench. The bench "
-        "must be active when an optimizer steps: bench.step(update) makes it so, or step "
-        "inside `with bench:`. Outside it a step runs on whatever profile happens to be in "
-        f"force, not necessarily the bench's ({bench_label(b)}): on another bench that is "
-        "another device, and the experiment describes the wrong one."
+        f"on {what} your experiment stepped {outside[0]} outside the bench. The bench must be "
+        "active when an optimizer steps: bench.step(update) makes it so, or step inside `with "
+        "bench:`. Outside it a step runs on whatever profile happens to be in force, not "
+        f"necessarily the bench's ({bench_label(b)}): on another bench that is another device, "
+        "and the experiment describes the wrong one."
     )
 
 
@@ -133,11 +130,11 @@ def stepped_other(b: Bench, variant: Variant) -> Verdict | None:
     if used == [variant.optimizer]:
         want = update_settings(variant.make_update())
         return wrong_setting(b, want, variant.what, "the `update` it was given")
-    given = variant.optimizer or "a step function (your manual SGD)"
     return failed(
-        f"on {variant.what} your function stepped {', '.join(used)}, but the update it was "
-        f"given was {given}: take the step with `update` (bench.step(update)), or the "
-        "experiment tests your favourite optimizer, not the one asked about"
+        f"on {variant.what} your function stepped {', '.join(used)}, but the update it was given "
+        f"was {variant.optimizer or 'a step function (your manual SGD)'}: take the step with "
+        "`update` (bench.step(update)), or the experiment tests your favourite optimizer, not "
+        "the one asked about"
     )
 
 
@@ -148,22 +145,20 @@ def wrong_setting(b: Bench, want: Settings | None, what: str, asked: str) -> Ver
     Why every one and not only lr and betas: each changes the numbers (or, foreach and fused,
     the code path that computes them), so a run with another is another experiment."""
     wanted = dict(want or ())
-    for record in b.steps:
-        for group in record.settings:
-            got = dict(group)
+    for record in b.steps if want is not None else ():
+        for got in map(dict, record.settings):
             differ = sorted(n for n in got.keys() | wanted.keys() if got.get(n) != wanted.get(n))
-            if want is None or not differ:
-                continue
-            mine, theirs = f"{differ[0]} = {got.get(differ[0])!r}", wanted.get(differ[0])
-            return failed(
-                f"on {what} your {record.update} ran with {mine}, and {asked} has "
-                f"{differ[0]} = {theirs!r}: every setting of the optimizer (eps, weight_decay, "
-                "amsgrad, maximize, foreach, ... not only lr and betas) changes the numbers or "
-                "the code that computes them, so another one is a second variable. Keep every "
-                "setting you were not asked to change",
-                mine,
-                f"{differ[0]} = {theirs!r}",
-            )
+            if differ:
+                mine, theirs = (f"{differ[0]} = {s.get(differ[0])!r}" for s in (got, wanted))
+                return failed(
+                    f"on {what} your {record.update} ran with {mine}, and {asked} has {theirs}: "
+                    "every setting of the optimizer (eps, weight_decay, amsgrad, maximize, "
+                    "foreach, ... not only lr and betas) changes the numbers or the code that "
+                    "computes them, so another one is a second variable. Keep every setting you "
+                    "were not asked to change",
+                    mine,
+                    theirs,
+                )
     return None
 
 
@@ -178,27 +173,23 @@ def close(a: float, b: float) -> bool:
 
 
 def not_a_pair(what: str, got: object, pair: str) -> Verdict:
-    return failed(
-        f"return a pair ({pair}); {what} you returned {got!r}",
-        type(got).__name__,
-        "a pair of two floats",
-    )
+    message = f"return a pair ({pair}); {what} you returned {got!r}"
+    return failed(message, type(got).__name__, "a pair of two floats")
 
 
 def statistic_verdict(
     label: str, where: str, mine: float, want: float, mistakes: list, shown: bool = True
 ) -> Verdict | None:
-    """None when right; else what the learner's number is, when it matches a known mistake
-    (`mistakes`: (the number a mistake gives, its cause)).
+    """None when right; else what the learner's number is, named by the known mistake
+    (`mistakes`: the number a mistake gives, and its cause) that gives it.
 
     `shown=False` where the expected number is the finding the experiment is for (exp_avg_sq
     exactly 0): the learner sees their number and its cause, not the result."""
     if close(mine, want):
         return None
     expected = f"{want:.6g}" if shown else "(not shown: your experiment measures it)"
-    cause = next((c for v, c in mistakes if not close(v, want) and close(mine, v)), None)
-    message = f"{label} is wrong {where}" + (f": {cause}" if cause else "")
-    return failed(message, f"{mine:.6g}", expected)
+    cause = next((f": {c}" for v, c in mistakes if not close(v, want) and close(mine, v)), "")
+    return failed(f"{label} is wrong {where}{cause}", f"{mine:.6g}", expected)
 
 
 def same_answer(seen: dict, mine: tuple, where: str, want: tuple, source: str) -> Verdict | None:
@@ -210,7 +201,7 @@ def same_answer(seen: dict, mine: tuple, where: str, want: tuple, source: str) -
     if earlier[0] == where or all(close(a, b) for a, b in zip(earlier[1], want, strict=True)):
         return None
     return failed(
-        f"your function gave the same numbers {earlier[0]} and {where}, where the right "
-        f"numbers differ: compute them from {source} (numbers copied from a printed output "
-        "fit one case only)"
+        f"your function gave the same numbers {earlier[0]} and {where}, where the right numbers "
+        f"differ: compute them from {source} (numbers copied from a printed output fit one case "
+        "only)"
     )

@@ -238,12 +238,8 @@ def _had_gradients(b: Bench, control: Control) -> Verdict | None:
 
 def _check_control(control: Control, answer: object) -> Verdict:
     if not isinstance(answer, Bench):
-        return failed(
-            f"give the bench you ran {control.what} on (the object experiments.bench(...) "
-            "returned)",
-            type(answer).__name__,
-            "Bench",
-        )
+        message = f"give the bench you ran {control.what} on (the object experiments.bench(...) "
+        return failed(message + "returned)", type(answer).__name__, "Bench")
     for part in (_setting, _start, _layout, _ran_adam, _changed_after, _had_gradients):
         verdict = part(answer, control)
         if verdict is not None:
@@ -255,30 +251,7 @@ def _check_control(control: Control, answer: object) -> Verdict:
     )
 
 
-CONTROLS = (  # name, the run, minutes, prompt
-    (
-        "02.float64_run",
-        Control("the float64 run", "the dtype and the device", "cpu", torch.float64),
-        4,
-        "Build the float64 run's bench (the device refuses float64: where can it run?), "
-        "otherwise the story's, and run encoder_moves on it with experiments.adam().",
-    ),
-    (
-        "02.float32_run",
-        Control("the float32 run on the CPU", "the device", "cpu"),
-        3,
-        "Build the float32 run on the CPU: the story's bench with only the device changed, and "
-        "run encoder_moves on it with experiments.adam().",
-    ),
-    (
-        "02.contiguous_run",
-        Control("the contiguous run", "the encoder's layout", contiguous=True),
-        3,
-        "Build the contiguous run: the story's bench with only the encoder stored contiguously, "
-        "and run encoder_moves on it with experiments.adam().",
-    ),
-)
-for name, control, minutes, prompt in CONTROLS:
+def _register(name: str, control: Control, minutes: int, prompt: str) -> None:
     register(
         Exercise(
             name=name,
@@ -290,6 +263,29 @@ for name, control, minutes, prompt in CONTROLS:
             minutes=minutes,
         )
     )
+
+
+_register(
+    "02.float64_run",
+    Control("the float64 run", "the dtype and the device", "cpu", torch.float64),
+    4,
+    "Build the float64 run's bench (the device refuses float64: where can it run?), otherwise "
+    "the story's, and run encoder_moves on it with experiments.adam().",
+)
+_register(
+    "02.float32_run",
+    Control("the float32 run on the CPU", "the device", "cpu"),
+    3,
+    "Build the float32 run on the CPU: the story's bench with only the device changed, and run "
+    "encoder_moves on it with experiments.adam().",
+)
+_register(
+    "02.contiguous_run",
+    Control("the contiguous run", "the encoder's layout", contiguous=True),
+    3,
+    "Build the contiguous run: the story's bench with only the encoder stored contiguously, and "
+    "run encoder_moves on it with experiments.adam().",
+)
 
 
 # ---- 02.contiguous (a prediction) -----------------------------------------------------------

@@ -58,7 +58,7 @@ def _changed(w: torch.Tensor, index: tuple[int, int], value: float) -> torch.Ten
 
 
 def _pairs() -> list[tuple[str, torch.Tensor, torch.Tensor, bool, str]]:
-    """(what, before, after, frozen, why): each pair defeats one shortcut."""
+    """(what, before, after, whether it did not move, why): each pair defeats one shortcut."""
     gen = torch.Generator().manual_seed(0)
     w = torch.randn(6, 4, generator=gen)
     quarters = torch.randperm(24, generator=gen).reshape(6, 4) / 4.0 - 3.0  # exact sums
@@ -70,36 +70,27 @@ def _pairs() -> list[tuple[str, torch.Tensor, torch.Tensor, bool, str]]:
     # a one-ulp change far below any absolute tolerance (1e-7) and any relative one (1e-7)
     small = w * 1e-3
     small[5, 3] = 3.9e-3  # just below 2**-8, where a float32 step is 6e-8 of the value
-    ulp = torch.nextafter(small[5, 3], torch.tensor(float("inf"))).item()
+    ulp = _changed(small, (5, 3), torch.nextafter(small[5, 3], torch.tensor(float("inf"))).item())
     large = torch.randn(1536, 384, generator=gen)  # the story's encoder size
+    last_of_large = _changed(large, (1535, 383), large[1535, 383] + 0.5)
     zeroed = w.clone()
     zeroed[5] = 0.0  # a row of zeros overwritten with NaN: nan_to_num gives the zeros back
+    nan = zeroed.clone()
+    nan[5] = float("nan")
     fine = w.double() * 1e-3  # a float64 tensor (the float64 run's): its step is 1e-16 relative
     up = torch.nextafter(fine[2, 1], torch.tensor(float("inf"), dtype=torch.float64)).item()
-    nan = _changed(zeroed, (5, slice(None)), float("nan"))
+    fine_up, on_device = _changed(fine, (2, 1), up), w.to(emps.DEVICE)
+    stored, last = quarters.t().contiguous().t(), _changed(w, (5, 3), w[5, 3] + 0.5)
     sign = _changed(quarters, (3, 2), -quarters[3, 2].item() or 1.0)
-    device = w.to(emps.DEVICE)
-    rows = [  # what the pair is, before, after, whether it did not move, why (WHY)
+    rows = [
         ("an identical copy", w, w.clone(), True, "copy"),
         ("every element changed by 1.0", w, w + 1.0, False, "moved"),
-        (
-            "the same values stored another way in memory",
-            quarters,
-            quarters.t().contiguous().t(),
-            True,
-            "layout",
-        ),
-        (
-            "a change of 0.5 in the last element",
-            w,
-            _changed(w, (5, 3), w[5, 3] + 0.5),
-            False,
-            "last",
-        ),
+        ("the same values stored another way in memory", quarters, stored, True, "layout"),
+        ("a change of 0.5 in the last element", w, last, False, "last"),
         (
             "a change of 0.5 in the last of the story's 589,824 elements",
             large,
-            _changed(large, (1535, 383), large[1535, 383] + 0.5),
+            last_of_large,
             False,
             "large",
         ),
@@ -113,17 +104,11 @@ def _pairs() -> list[tuple[str, torch.Tensor, torch.Tensor, bool, str]]:
         ),
         ("one element's sign flipped", quarters, sign, False, "sign"),
         ("a last row of zeros overwritten with NaN", zeroed, nan, False, "nan"),
-        (
-            "one element moved to the next float32 value",
-            small,
-            _changed(small, (5, 3), ulp),
-            False,
-            "ulp",
-        ),
-        ("an identical copy on the emulated device", w, device, True, "device"),
+        ("one element moved to the next float32 value", small, ulp, False, "ulp"),
+        ("an identical copy on the emulated device", w, on_device, True, "device"),
         (
             "a tensor on the emulated device and its identical copy on the CPU",
-            device,
+            on_device,
             w,
             True,
             "either",
@@ -131,7 +116,7 @@ def _pairs() -> list[tuple[str, torch.Tensor, torch.Tensor, bool, str]]:
         (
             "one element of a float64 tensor moved to the next float64 value",
             fine,
-            _changed(fine, (2, 1), up),
+            fine_up,
             False,
             "float64",
         ),
@@ -170,11 +155,8 @@ def _pair_miss(trial: Trial) -> Verdict:
             "into the snapshot). Compare without writing: torch.equal."
         )
     if not isinstance(got, bool):
-        return failed(
-            f"return a bool (True = did not move); for {what} you returned {got!r}",
-            type(got).__name__,
-            "bool",
-        )
+        message = f"return a bool (True = did not move); for {what} you returned {got!r}"
+        return failed(message, type(got).__name__, "bool")
     return failed(f"wrong for {what}: {why}", got, trial.expected)
 
 
@@ -229,20 +211,18 @@ def _grad_cases() -> list[tuple[str, torch.Tensor]]:
 
 
 # What a wrong statistic computes, and what it misses: checked against a learner's number.
+LARGEST, EVERY, COUNT = "the question is the largest one", "look at every element", "count the"
 MAX_MISTAKES = (
     (
         lambda g: g.max(),
         "that is the largest signed value: a large negative gradient is large too, so take the "
         "absolute value first",
     ),
-    (lambda g: g[0].abs().max(), "that is the first row's largest: look at every element"),
-    (lambda g: g[:, 0].abs().max(), "that is the first column's largest: look at every element"),
-    (lambda g: g.abs().mean(), "that is the mean magnitude: the question is the largest one"),
-    (
-        lambda g: g.norm(),
-        "that is the norm (all elements together): the question is the largest one",
-    ),
-    (lambda g: g.abs().min(), "that is the smallest magnitude: the question is the largest one"),
+    (lambda g: g[0].abs().max(), f"that is the first row's largest: {EVERY}"),
+    (lambda g: g[:, 0].abs().max(), f"that is the first column's largest: {EVERY}"),
+    (lambda g: g.abs().mean(), f"that is the mean magnitude: {LARGEST}"),
+    (lambda g: g.norm(), f"that is the norm (all elements together): {LARGEST}"),
+    (lambda g: g.abs().min(), f"that is the smallest magnitude: {LARGEST}"),
 )
 ZERO_MISTAKES = (  # the first that matches is named: the subnormal one before NON-zero
     (
@@ -264,16 +244,16 @@ ZERO_MISTAKES = (  # the first that matches is named: the subnormal one before N
         "that is a percentage: give the fraction, between 0 and 1",
     ),
     (
-        lambda g: (g == 0).all(dim=1).float().mean(),
-        "that is the fraction of rows that are all zero: count the elements",
+        lambda g: (g == 0).all(1).float().mean(),
+        f"that is the fraction of rows that are all zero: {COUNT} elements",
     ),
     (
-        lambda g: (g == 0).all(dim=0).float().mean(),
-        "that is the fraction of columns that are all zero: count the elements",
+        lambda g: (g == 0).all(0).float().mean(),
+        f"that is the fraction of columns that are all zero: {COUNT} elements",
     ),
     (
         lambda g: (g[0] == 0).float().mean(),
-        "that is the first row's zero fraction: count the zeros among every element",
+        f"that is the first row's zero fraction: {COUNT} zeros among every element",
     ),
     (
         lambda g: (g.half() == 0).float().mean(),
@@ -285,10 +265,13 @@ ZERO_MISTAKES = (  # the first that matches is named: the subnormal one before N
         "that counts the negative values too: exactly zero is == 0",
     ),
     (
-        lambda g: (g == 0).any(dim=1).float().mean(),
-        "that is the fraction of rows with a zero in them: count the elements",
+        lambda g: (g == 0).any(1).float().mean(),
+        f"that is the fraction of rows with a zero in them: {COUNT} elements",
     ),
 )
+
+
+SLOTS = (("max |grad|", MAX_MISTAKES), ("zero fraction", ZERO_MISTAKES))
 
 
 def _grad_check(grad: torch.Tensor) -> tuple[float, float]:
@@ -312,10 +295,8 @@ def _grad_misses(trials: list[Trial]) -> Verdict | None:
         if not is_pair(got):
             return not_a_pair(what, got, "max |grad|, fraction of exact zeros")
         mine = (float(got[0]), float(got[1]))
-        verdict = same_answer(seen, mine, what, want, "`grad`") or _statistics(
-            trial.case[1], what, mine, want, trials
-        )
-        if verdict is not None:
+        verdict = same_answer(seen, mine, what, want, "`grad`")
+        if verdict := verdict or _statistics(trial.case[1], what, mine, want, trials):
             return verdict
     return None
 
@@ -326,16 +307,10 @@ def _statistics(
     """The first wrong number, named by the mistake it matches; a mistake that matches the
     learner's numbers on every case first."""
     if not close(mine[0], want[0]) and close(mine[0], want[1]) and close(mine[1], want[0]):
-        return failed(
-            f"{what} your pair is in the wrong order: (max |grad|, zero fraction)",
-            f"({mine[0]:.6g}, {mine[1]:.6g})",
-            "(max |grad|, zero fraction)",
-        )
+        order, yours = "(max |grad|, zero fraction)", f"({mine[0]:.6g}, {mine[1]:.6g})"
+        return failed(f"{what} your pair is in the wrong order: {order}", yours, order)
     g = grad.cpu()
-    for slot, label, mistakes in (
-        (0, "max |grad|", MAX_MISTAKES),
-        (1, "zero fraction", ZERO_MISTAKES),
-    ):
+    for slot, (label, mistakes) in enumerate(SLOTS):
         ordered = sorted(mistakes, key=lambda m: not _explains(m[0], slot, trials))
         known = [(float(mistake(g)), cause) for mistake, cause in ordered]
         verdict = statistic_verdict(label, what, mine[slot], want[slot], known)
