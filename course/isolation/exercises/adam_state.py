@@ -105,20 +105,21 @@ def _no_backward(variant: Variant) -> Verdict:
     )
 
 
-def _run(fn: Callable, variant: Variant) -> tuple[object, Bench] | Verdict:
+def _run(fn: Callable, variant: Variant) -> tuple[Verdict | None, object]:
+    """What the function said on a fresh bench of this variant, or how the experiment went wrong."""
     b, calls = watched(variant)
     try:
         got = fn(b)
     except KeyError as missing:
         if b.parameter(ENCODER).grad is None or unprepared_step(b, calls) is not None:
-            return _no_backward(variant)
+            return _no_backward(variant), None
         return failed(
             f"on {variant.what} your function looked up a key that is not there "
             f"({missing}): optimizer.state is keyed by the parameter tensor itself "
             "(bench.parameter('encoder.weight')), and each entry holds 'step', 'exp_avg' "
             "and 'exp_avg_sq'"
-        )
-    return _adam_log(b, calls, variant) or (got, b)
+        ), None
+    return _adam_log(b, calls, variant), got
 
 
 def _adam_log(b: Bench, calls: list[int], variant: Variant) -> Verdict | None:
@@ -170,10 +171,10 @@ def _adam_log(b: Bench, calls: list[int], variant: Variant) -> Verdict | None:
 def _check_adam_state(fn: Callable) -> Verdict:
     seen: dict = {}  # a learner's pair -> where, and the right pair
     for index, variant in enumerate(VARIANTS):
-        ran = _run(fn, variant)
-        if isinstance(ran, Verdict):
-            return ran
-        got, where = ran[0], f"on {variant.what}"
+        verdict, got = _run(fn, variant)
+        if verdict is not None:
+            return verdict
+        where = f"on {variant.what}"
         if not is_pair(got):
             return not_a_pair(where, got, "max |exp_avg|, max exp_avg_sq")
         want, mistakes = readings(index)
