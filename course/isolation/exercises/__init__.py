@@ -8,6 +8,14 @@ experiment ran, and the runs the text builds on are checked as benches (`control
 per part of the lesson; importing this package registers them all.
 """
 
-from course.isolation.exercises import adam_state, controls, measuring, stepping
+from course.isolation.exercises import (
+    adam_state,
+    controls,
+    differences,
+    herrings,
+    measuring,
+    moves,
+    stepping,
+)
 
-__all__ = ["adam_state", "controls", "measuring", "stepping"]
+__all__ = ["adam_state", "controls", "differences", "herrings", "measuring", "moves", "stepping"]
