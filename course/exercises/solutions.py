@@ -128,7 +128,7 @@ def find(name: str, folder: Path | None = None) -> Solution:
     regions, shown = [], []
     for cell in reversed(cells[: at + 1]):
         spans = _definitions(cell, names)
-        found = [r for r in _regions(cell) if any(a <= r[0] and r[1] <= b for a, b in spans)]
+        found = [r for r in _regions(cell) if any(a <= r[1] and r[0] <= b for a, b in spans)]
         if found:
             lines = cell.split("\n")
             regions[:0] = ["\n".join(lines[a - 1 : b]) for a, b in found]
