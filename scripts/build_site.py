@@ -439,7 +439,9 @@ def html_height(markup: str) -> float:
         height += wrapped_lines(html.unescape(TAG.sub("", pre)).strip("\n"), CODE_CHARS) * CODE_LINE
     rest = re.sub(r"<pre[^>]*>.*?</pre>|<table.*?</table>", "", markup, flags=re.S)
     blocks = re.split(r"<(?:p|div|li|br|dt|dd|h\d)[\s>/]", rest)
-    text = "\n".join(html.unescape(TAG.sub("", b)).strip() for b in blocks if TAG.sub("", b).strip())
+    text = "\n".join(
+        html.unescape(TAG.sub("", b)).strip() for b in blocks if TAG.sub("", b).strip()
+    )
     if text.strip():
         height += wrapped_lines(text, PROSE_CHARS) * PROSE_LINE
     return height + OUTPUT_BOX
@@ -537,9 +539,15 @@ def fold_table(text: str, chars: int = CODE_CHARS) -> str:
     if not gaps or gaps[0] > chars // 2:
         return text
     label = gaps[0]
+
+    def filled_to(at: int) -> int:  # where the blank columns before `at` start
+        while at > 0 and all(len(line) < at or line[at - 1] == " " for line in lines):
+            at -= 1
+        return at
+
     parts, start = [], label
     while longest - start + label > chars:
-        ends = [at for at in gaps if start < at <= start + chars - label]
+        ends = [at for at in gaps if start < at and filled_to(at) - start + label <= chars]
         if not ends:
             return text
         parts.append((start, ends[-1]))
@@ -586,7 +594,7 @@ def html_blocks(markup: str) -> list[str]:
     """An HTML fragment cut between its top-level elements; a top-level <div> taller than a slide
     is cut between its own children (a row of columns becomes columns one under the other)."""
     cuts = sorted(set(_TopLevel(markup).cuts + [len(markup)]))
-    blocks = [markup[a:b] for a, b in zip(cuts, cuts[1:]) if markup[a:b].strip()]
+    blocks = [markup[a:b] for a, b in zip(cuts, cuts[1:], strict=False) if markup[a:b].strip()]
     out = []
     for block in blocks:
         inner = re.fullmatch(r"\s*<(div|dl|ul|ol)[^>]*>(.*)</\1>\s*", block, re.S)
@@ -655,7 +663,9 @@ def excerpt_note(left: int, site_page: str) -> str:
     )
 
 
-def fit_slides(nb: nbformat.NotebookNode, notebook_dir: Path, site_page: str) -> nbformat.NotebookNode:
+def fit_slides(
+    nb: nbformat.NotebookNode, notebook_dir: Path, site_page: str
+) -> nbformat.NotebookNode:
     """The notebook cut into slides that each fit a 1280x720 screen (see above)."""
     groups: list[tuple[str, list[_Piece]]] = []
     height = 0.0
