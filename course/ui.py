@@ -112,7 +112,30 @@ const start = (tries) => {
 };
 start(50);
 """
-ACCESS_HELPER = f'<img src="data:," alt="" hidden onerror="{html.escape(_ACCESS_JS)}">'
+# How a panel looks where ipywidgets and JupyterLab fall short, from a <style> the panel carries
+# (an HTML widget's styles apply; it is the same wherever the panel is shown): (1) the keyboard's
+# focus on a text box, a dropdown, a slider's value box or handle, or a button is a 3 px ring
+# outside the control, not JupyterLab's 1 px border colour (WCAG 2.4.7: focus visible);
+# (2) words break only between words: JupyterLab prints an output's <pre> with word-break:
+# break-all ("ten|sor2"), and `overflow-wrap: anywhere` lets a table's or a column's width shrink
+# below its words ("th|ere"); here a word is cut only when it is wider than its whole line.
+PANEL_CSS = """
+.course-panel input:focus-visible, .course-panel select:focus-visible,
+.course-panel textarea:focus-visible, .course-panel button:focus-visible,
+.course-panel .widget-readout:focus-visible, .course-panel .noUi-handle:focus-visible {
+  outline: 3px solid #1f5fa8 !important;
+  outline-offset: 2px;
+  box-shadow: 0 0 0 5px #ffffff;
+}
+.course-panel, .course-panel * {
+  word-break: normal !important;
+  overflow-wrap: break-word !important;
+}
+"""
+ACCESS_HELPER = (
+    f"<style>{PANEL_CSS}</style>"
+    f'<img src="data:," alt="" hidden onerror="{html.escape(_ACCESS_JS)}">'
+)
 
 
 class FigureImage(widgets.Image):

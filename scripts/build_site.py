@@ -40,12 +40,15 @@ import html
 import importlib
 import inspect
 import io
+import math
 import os
 import re
 import shutil
+import struct
 import sys
 import tempfile
 from collections.abc import Callable, Iterable, Iterator
+from html.parser import HTMLParser
 from pathlib import Path
 
 import nbformat
@@ -377,6 +380,338 @@ def static_page_notebook(nb: nbformat.NotebookNode, draw: bool = True) -> nbform
     return nb
 
 
+# --- decks: every slide fits the screen -----------------------------------------------------------
+#
+# A deck is laid out on a 1280x720 canvas (a projector's screen; reveal.js scales it to the window)
+# and no slide may scroll: text is read from across a room, where nobody can scroll a box. So the
+# build splits a notebook into slides by an estimate of each part's height: a heading starts a
+# slide, as in the notebook; a slide that would grow past the screen goes on in a slide below it
+# (a sub-slide: the next key press shows it), and a cell that is taller than a slide is cut
+# between lines (code, printed text) or paragraphs (markdown). A printed output longer than
+# EXCERPT_SLIDES slides shows its start and links to the site's page for the rest. Printed text
+# tables wider than the slide are cut between their columns into narrower tables, one under the
+# other. tests/test_site_offline.py measures every slide in Chromium.
+
+DECK_WIDTH, DECK_HEIGHT = 1280, 720
+SLIDE_BUDGET = 600  # px of content a slide holds (its padding and reveal.js's margin aside)
+CODE_LINE, CODE_CHARS = 21.5, 120  # 16 px monospace (course_reveal/course.css)
+PROSE_LINE, PROSE_CHARS = 32, 115  # 20 px prose
+HEADING = {1: 90, 2: 70, 3: 55, 4: 45}
+CODE_BOX = 26  # an input box's padding and margins
+OUTPUT_BOX = 12
+IMAGE_MAX_HEIGHT = 520  # course_reveal/course.css caps an output's figure at this height
+IMAGE_MAX_WIDTH = 1200
+EXCERPT_SLIDES = 2
+CONTINUED = "subslide"
+IMG_DATA = re.compile(r"""<img[^>]*src=["']data:image/png;base64,([A-Za-z0-9+/=]+)""")
+ASSET_PNG = re.compile(r"""(?:\]\(|src=["'])\.\./assets/([\w.-]+\.png)""")
+TAG = re.compile(r"<[^>]+>")
+FENCE = re.compile(r"^\s*(```|~~~)")
+
+
+def png_size(data: bytes) -> tuple[int, int]:
+    """A PNG's width and height in pixels, from its header (0, 0 if it is not a PNG)."""
+    if data[:8] != b"\x89PNG\r\n\x1a\n" or len(data) < 24:
+        return 0, 0
+    return struct.unpack(">II", data[16:24])
+
+
+def image_height(width: int, height: int) -> float:
+    """How tall a figure of this size is drawn on a slide (scaled down to fit, never up)."""
+    if not (width and height):
+        return 0.0
+    return height * min(1.0, IMAGE_MAX_WIDTH / width, IMAGE_MAX_HEIGHT / height)
+
+
+def wrapped_lines(text: str, chars: int) -> int:
+    """Lines `text` takes in a box `chars` characters wide."""
+    return sum(max(1, math.ceil(len(line) / chars)) for line in text.split("\n"))
+
+
+def html_height(markup: str) -> float:
+    """A rough height of an HTML output: its figures, table rows, preformatted and other text."""
+    height = 0.0
+    for encoded in IMG_DATA.findall(markup):
+        height += image_height(*png_size(base64.b64decode(encoded[:64] + "=" * 4)[:24]))
+    rows = len(re.findall(r"<tr[\s>]", markup))
+    height += rows * (CODE_LINE + 10)
+    for pre in re.findall(r"<pre[^>]*>(.*?)</pre>", markup, re.S):
+        height += wrapped_lines(html.unescape(TAG.sub("", pre)).strip("\n"), CODE_CHARS) * CODE_LINE
+    rest = re.sub(r"<pre[^>]*>.*?</pre>|<table.*?</table>", "", markup, flags=re.S)
+    blocks = re.split(r"<(?:p|div|li|br|dt|dd|h\d)[\s>/]", rest)
+    text = "\n".join(
+        html.unescape(TAG.sub("", b)).strip() for b in blocks if TAG.sub("", b).strip()
+    )
+    if text.strip():
+        height += wrapped_lines(text, PROSE_CHARS) * PROSE_LINE
+    return height + OUTPUT_BOX
+
+
+def output_height(output: nbformat.NotebookNode) -> float:
+    """A rough height of one output on a slide."""
+    if output.output_type == "stream":
+        return wrapped_lines(output.text.rstrip("\n"), CODE_CHARS) * CODE_LINE + OUTPUT_BOX
+    if output.output_type == "error":
+        traceback = "\n".join(output.get("traceback", []))
+        return wrapped_lines(traceback, CODE_CHARS) * CODE_LINE + OUTPUT_BOX
+    data = output.get("data", {})
+    if "image/png" in data:
+        raw = base64.b64decode(data["image/png"][:64] + "=" * 4)[:24]
+        width, height = png_size(raw)
+        meta = output.get("metadata", {}).get("image/png", {})
+        width, height = meta.get("width", width), meta.get("height", height)
+        return image_height(width, height) + OUTPUT_BOX
+    if "text/html" in data:
+        return html_height(data["text/html"])
+    if "image/svg+xml" in data:
+        return IMAGE_MAX_HEIGHT
+    text = data.get("text/plain", "")
+    return wrapped_lines(text.rstrip("\n"), CODE_CHARS) * CODE_LINE + OUTPUT_BOX
+
+
+def markdown_blocks(source: str) -> list[str]:
+    """A markdown cell's paragraphs (a fenced code block stays whole)."""
+    blocks, current, fenced = [], [], False
+    for line in source.split("\n"):
+        if FENCE.match(line):
+            fenced = not fenced
+        if not line.strip() and not fenced:
+            if current:
+                blocks.append("\n".join(current))
+            current = []
+        else:
+            current.append(line)
+    if current:
+        blocks.append("\n".join(current))
+    return blocks
+
+
+def asset_height(name: str, notebook_dir: Path) -> float:
+    path = notebook_dir.parent / "assets" / name
+    return image_height(*png_size(path.read_bytes()[:24])) if path.is_file() else IMAGE_MAX_HEIGHT
+
+
+def markdown_height(block: str, notebook_dir: Path) -> float:
+    """A rough height of one markdown paragraph, heading, list, table, code block or figure."""
+    first = block.lstrip().split("\n", 1)[0]
+    level = len(first) - len(first.lstrip("#"))
+    if level and first[level : level + 1] == " ":
+        rest = block.lstrip().split("\n", 1)[1] if "\n" in block.strip() else ""
+        return HEADING.get(level, 45) + (markdown_height(rest, notebook_dir) if rest else 0)
+    height = sum(asset_height(name, notebook_dir) for name in ASSET_PNG.findall(block))
+    if FENCE.match(first):
+        return height + (block.count("\n") - 1) * CODE_LINE + CODE_BOX
+    lines = [line for line in block.split("\n") if not ASSET_PNG.search(line)]
+    if lines and all(line.lstrip().startswith("|") for line in lines):
+        rows = [line for line in lines if not re.match(r"^\s*\|[\s:|-]+\|\s*$", line)]
+        return height + sum(
+            max(1, math.ceil(len(line) / PROSE_CHARS)) * PROSE_LINE for line in rows
+        )
+    text = "\n".join(lines)
+    return height + wrapped_lines(text, PROSE_CHARS) * PROSE_LINE + 16 if text.strip() else height
+
+
+RULE_LINE = re.compile(r"^[\s\-=─┼+|]*$")  # a table's rule: cut like the rest, never a guide
+
+
+def column_gaps(lines: list[str]) -> list[int]:
+    """Where a printed table's columns meet: positions blank, with the one before, in every line
+    (or past its end), where some line's next column starts."""
+    rows = [line for line in lines if not RULE_LINE.match(line)]
+    width = max(len(line) for line in rows)
+    return [
+        at
+        for at in range(1, width - 1)
+        if all(len(line) <= at or line[at - 1 : at + 1] == "  " for line in rows)
+        and any(len(line) > at + 1 and line[at + 1] != " " for line in rows)
+    ]
+
+
+def fold_table(text: str, chars: int = CODE_CHARS) -> str:
+    """A printed table wider than `chars`, cut between its columns into narrower tables one under
+    the other, each led by the first column (the rows' names); other text is left as it is (the
+    slide wraps it between words)."""
+    lines = text.split("\n")
+    longest = max(len(line) for line in lines)
+    if longest <= chars or sum(1 for line in lines if line.strip()) < 2:
+        return text
+    gaps = column_gaps([line for line in lines if line.strip()])
+    if not gaps or gaps[0] > chars // 2:
+        return text
+    label = gaps[0]
+
+    def filled_to(at: int) -> int:  # where the blank columns before `at` start
+        while at > 0 and all(len(line) < at or line[at - 1] == " " for line in lines):
+            at -= 1
+        return at
+
+    parts, start = [], label
+    while longest - start + label > chars:
+        ends = [at for at in gaps if start < at and filled_to(at) - start + label <= chars]
+        if not ends:
+            return text
+        parts.append((start, ends[-1]))
+        start = ends[-1]
+    parts.append((start, longest))
+    out: list[str] = []
+    for number, (start, end) in enumerate(parts):
+        out += [""] if number else []
+        out += [(line[:label] + line[start:end]).rstrip() if line.strip() else "" for line in lines]
+    return "\n".join(out)
+
+
+VOID_TAGS = {"area", "br", "col", "embed", "hr", "img", "input", "link", "meta", "source", "wbr"}
+
+
+class _TopLevel(HTMLParser):
+    """Where each top-level element of an HTML fragment starts and ends (character offsets)."""
+
+    def __init__(self, markup: str) -> None:
+        super().__init__(convert_charrefs=True)
+        self.lines = [0]
+        for line in markup.split("\n")[:-1]:
+            self.lines.append(self.lines[-1] + len(line) + 1)
+        self.depth, self.cuts = 0, [0]
+        self.feed(markup)
+        self.close()
+
+    def _offset(self) -> int:
+        line, column = self.getpos()
+        return self.lines[line - 1] + column
+
+    def handle_starttag(self, tag, attrs):
+        if self.depth == 0:
+            self.cuts.append(self._offset())
+        if tag not in VOID_TAGS:
+            self.depth += 1
+
+    def handle_endtag(self, tag):
+        if tag not in VOID_TAGS:
+            self.depth = max(0, self.depth - 1)
+
+
+def html_blocks(markup: str) -> list[str]:
+    """An HTML fragment cut between its top-level elements; a top-level <div> taller than a slide
+    is cut between its own children (a row of columns becomes columns one under the other)."""
+    cuts = sorted(set(_TopLevel(markup).cuts + [len(markup)]))
+    blocks = [markup[a:b] for a, b in zip(cuts, cuts[1:], strict=False) if markup[a:b].strip()]
+    out = []
+    for block in blocks:
+        inner = re.fullmatch(r"\s*<(div|dl|ul|ol)[^>]*>(.*)</\1>\s*", block, re.S)
+        if len(blocks) > 1 and inner and html_height(block) > SLIDE_BUDGET:
+            parts = html_blocks(inner[2])
+            out += parts if len(parts) > 1 else [block]
+        else:
+            out.append(block)
+    return out
+
+
+class _Piece:
+    """Part of a cell on a slide: some of its source lines, or one of its outputs (or part)."""
+
+    def __init__(self, cell: int, height: float, source: str | None = None, output=None):
+        self.cell, self.height, self.source, self.output = cell, height, source, output
+
+
+def cell_pieces(index: int, cell: nbformat.NotebookNode, notebook_dir: Path) -> list[_Piece]:
+    """A cell cut where a slide may end: between paragraphs, lines of code or printed lines."""
+    per_slide = int(SLIDE_BUDGET // CODE_LINE) - 2
+    if cell.cell_type == "markdown":
+        return [
+            _Piece(index, markdown_height(block, notebook_dir), source=block)
+            for block in markdown_blocks(cell.source)
+        ]
+    if cell.cell_type != "code":
+        return [_Piece(index, PROSE_LINE, source=cell.source)]
+    pieces = []
+    lines = cell.source.rstrip("\n").split("\n")
+    if cell.source.strip():
+        for at in range(0, len(lines), per_slide):
+            chunk = "\n".join(lines[at : at + per_slide])
+            height = wrapped_lines(chunk, CODE_CHARS) * CODE_LINE + CODE_BOX
+            pieces.append(_Piece(index, height, source=chunk))
+    for output in cell.get("outputs", []):
+        height = output_height(output)
+        markup = output.get("data", {}).get("text/html")
+        if markup is not None and height > SLIDE_BUDGET:
+            for block in html_blocks(markup):
+                part = nbformat.v4.new_output("display_data", data={"text/html": block})
+                pieces.append(_Piece(index, html_height(block), output=part))
+            continue
+        if output.output_type != "stream":
+            pieces.append(_Piece(index, height, output=output))
+            continue
+        text = fold_table(output.text.rstrip("\n"))
+        printed = text.split("\n")
+        shown = per_slide * EXCERPT_SLIDES
+        for at in range(0, min(len(printed), shown), per_slide):
+            part = nbformat.v4.new_output(
+                "stream", name=output.name, text="\n".join(printed[at : at + per_slide]) + "\n"
+            )
+            pieces.append(_Piece(index, output_height(part), output=part))
+        if len(printed) > shown:
+            note = nbformat.v4.new_output("display_data", data={"text/html": "EXCERPT"})
+            note.metadata["course_left"] = len(printed) - shown
+            pieces.append(_Piece(index, PROSE_LINE * 2, output=note))
+    return pieces
+
+
+def excerpt_note(left: int, site_page: str) -> str:
+    return note_html(
+        f"… and {left} more lines: see <a href='../site/{site_page}'>this page of the site</a> "
+        "(make site) for all of them."
+    )
+
+
+def fit_slides(
+    nb: nbformat.NotebookNode, notebook_dir: Path, site_page: str
+) -> nbformat.NotebookNode:
+    """The notebook cut into slides that each fit a 1280x720 screen (see above)."""
+    groups: list[tuple[str, list[_Piece]]] = []
+    height = 0.0
+    for index, cell in enumerate(nb.cells):
+        kind = cell.metadata.get("slideshow", {}).get("slide_type", "-")
+        if kind in ("slide", "subslide") or not groups:
+            groups.append((kind if kind in ("slide", "subslide") else "slide", []))
+            height = 0.0
+        for piece in cell_pieces(index, cell, notebook_dir):
+            if groups[-1][1] and height + piece.height > SLIDE_BUDGET:
+                groups.append((CONTINUED, []))
+                height = 0.0
+            groups[-1][1].append(piece)
+            height += piece.height
+    cells, emitted = [], {}
+    for kind, pieces in groups:
+        runs: list[list[_Piece]] = []
+        for piece in pieces:
+            if runs and runs[-1][0].cell == piece.cell:
+                runs[-1].append(piece)
+            else:
+                runs.append([piece])
+        for number, run in enumerate(runs):
+            original = nb.cells[run[0].cell]
+            cell = copy.deepcopy(original)
+            times = emitted[run[0].cell] = emitted.get(run[0].cell, 0) + 1
+            if times > 1 and "id" in cell:
+                cell.id = f"{original.id}-{times}"[:64]
+            sources = [piece.source for piece in run if piece.source is not None]
+            joiner = "\n\n" if cell.cell_type == "markdown" else "\n"
+            cell.source = joiner.join(sources)
+            if cell.cell_type == "code":
+                cell.outputs = [piece.output for piece in run if piece.output is not None]
+                for output in cell.outputs:
+                    left = output.get("metadata", {}).pop("course_left", None)
+                    if left is not None:
+                        output.data["text/html"] = excerpt_note(left, site_page)
+                if not sources:
+                    cell.metadata.setdefault("transient", {})["remove_source"] = True
+            cell.metadata["slideshow"] = {"slide_type": kind if number == 0 else "-"}
+            cells.append(cell)
+    nb = copy.copy(nb)
+    nb.cells = cells
+    return nb
+
+
 # --- pages ----------------------------------------------------------------------------------------
 
 
@@ -441,6 +776,8 @@ def export_page(
     raw = nbformat.read(path, as_version=4)
     refuse_mermaid(raw, path)
     nb = static_page_notebook(raw, draw)
+    if isinstance(exporter, SlidesExporter):
+        nb = fit_slides(nb, path.parent, page_name(lesson, ".html"))
     copy_assets(nb, path, out_dir)
     resources = {"metadata": {"name": heading(lesson), "path": str(path.parent)}}
     body, _ = exporter.from_notebook_node(nb, resources=resources)
@@ -546,6 +883,8 @@ def slides_exporter() -> SlidesExporter:
         embed_images=True,
         reveal_theme="white",
         reveal_url_prefix=f"{STATIC}/reveal.js",
+        reveal_width=str(DECK_WIDTH),
+        reveal_height=str(DECK_HEIGHT),
         **OFFLINE_URLS,
     )
 

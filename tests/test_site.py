@@ -315,12 +315,114 @@ SITE_AND_DECKS = [("site", ".html", "course_lab"), ("slides", ".slides.html", "c
 
 @pytest.mark.parametrize("kind, suffix, template", SITE_AND_DECKS)
 def test_pages_carry_the_course_rules_for_wide_text_and_tall_slides(built, kind, suffix, template):
-    """Printed tables keep their lines, long code scrolls, a slide never outgrows the screen:
+    """On the site printed tables keep their lines and scroll; on a slide nothing scrolls, so
+    text wraps between words (a printed table was cut between its columns by the build):
     course.css says so (tests/test_site_offline.py measures the result in Chromium)."""
     rules = (build_site.TEMPLATES / template / "course.css").read_text()
-    assert "white-space: pre;" in rules and "overflow-x: auto;" in rules
+    if kind == "site":
+        assert "white-space: pre;" in rules and "overflow-x: auto;" in rules
+    else:
+        assert "white-space: pre-wrap;" in rules and "overflow-wrap: break-word;" in rules
+        assert "anywhere" not in rules and "break-all" not in rules
     for lesson in LESSONS:
         assert rules in (built[kind] / build_site.page_name(lesson, suffix)).read_text()
+
+
+# --- decks: slides that fit -----------------------------------------------------------------
+
+
+def test_a_wide_printed_table_is_cut_between_its_columns():
+    table = "\n".join(
+        [
+            "name    alpha    beta    gamma",
+            "x       1.0      2.0     3.0",
+            "longer  10.0     20.0    30.0",
+        ]
+    )
+    folded = build_site.fold_table(table, chars=22)
+    assert folded.split("\n") == [
+        "name    alpha    beta",
+        "x       1.0      2.0",
+        "longer  10.0     20.0",
+        "",
+        "name    gamma",
+        "x       3.0",
+        "longer  30.0",
+    ]
+    assert build_site.fold_table(table, chars=40) == table  # fits: left as it is
+    prose = "a sentence far too long for the line, with no columns at all in it"
+    assert build_site.fold_table(prose + "\n" + prose, chars=20) == prose + "\n" + prose
+
+
+def test_html_is_cut_between_its_top_level_parts():
+    markup = "<p>one <b>bold</b></p><div><p>a</p><p>b</p></div><img src='x.png'><pre>1\n2</pre>"
+    assert build_site.html_blocks(markup) == [
+        "<p>one <b>bold</b></p>",
+        "<div><p>a</p><p>b</p></div>",
+        "<img src='x.png'>",
+        "<pre>1\n2</pre>",
+    ]
+
+
+def _slides(nb) -> list[list]:
+    """The cells of each slide of a fitted notebook."""
+    out = []
+    for cell in nb.cells:
+        if cell.metadata["slideshow"]["slide_type"] != "-" or not out:
+            out.append([])
+        out[-1].append(cell)
+    return out
+
+
+def _deck_notebook(cells):
+    for cell in cells:
+        cell.metadata["slideshow"] = {"slide_type": "-"}
+    cells[0].metadata["slideshow"] = {"slide_type": "slide"}
+    return new_notebook(cells=cells)
+
+
+def test_a_long_cell_goes_on_in_the_slides_below(tmp_path):
+    printed = "".join(f"line {n}\n" for n in range(45))
+    code = new_code_cell("\n".join(f"x{n} = {n}" for n in range(40)))
+    code.outputs = [new_output("stream", text=printed)]
+    nb = _deck_notebook([new_markdown_cell("## A heading\n\nSome words."), code])
+    fitted = build_site.fit_slides(nb, tmp_path, "00_tiny.html")
+    slides = _slides(fitted)
+    assert len(slides) >= 4
+    assert [s[0].metadata["slideshow"]["slide_type"] for s in slides[1:]] == ["subslide"] * (
+        len(slides) - 1
+    )
+    sources = [c.source for s in slides for c in s if c.cell_type == "code" and c.source]
+    assert "\n".join(sources) == code.source  # every line once, in order
+    shown = "".join(o.text for s in slides for c in s for o in c.get("outputs", []) if "text" in o)
+    assert shown == printed
+    for s in slides:
+        height = sum(
+            piece.height for cell in s for piece in build_site.cell_pieces(0, cell, tmp_path)
+        )
+        assert height <= build_site.SLIDE_BUDGET + build_site.CODE_BOX
+    only_outputs = [c for s in slides for c in s if c.cell_type == "code" and not c.source]
+    assert only_outputs and all(c.metadata["transient"]["remove_source"] for c in only_outputs)
+    assert len({c.id for c in fitted.cells}) == len(fitted.cells)
+
+
+def test_a_very_long_output_shows_its_start_and_links_to_the_site(tmp_path):
+    code = new_code_cell("print(source)")
+    code.outputs = [new_output("stream", text="".join(f"line {n}\n" for n in range(300)))]
+    nb = _deck_notebook([new_markdown_cell("## Source"), code])
+    fitted = build_site.fit_slides(nb, tmp_path, "07_kernels.html")
+    outputs = [o for c in fitted.cells for o in c.get("outputs", [])]
+    shown = sum(o.text.count("\n") for o in outputs if o.output_type == "stream")
+    assert shown < 300
+    note = outputs[-1].data["text/html"]
+    assert f"{300 - shown} more lines" in note and "href='../site/07_kernels.html'" in note
+    assert len(_slides(fitted)) <= 2 + build_site.EXCERPT_SLIDES  # the heading, the note
+
+
+def test_decks_are_laid_out_on_a_1280x720_canvas_and_move_through_every_slide(built):
+    text = (built["slides"] / build_site.page_name(LESSONS[1], ".slides.html")).read_text()
+    assert "width: 1280," in text and "height: 720," in text
+    assert 'navigationMode: "linear"' in text
 
 
 @pytest.mark.parametrize(

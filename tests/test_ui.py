@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ast
 import importlib
+import re
 from pathlib import Path
 
 import ipywidgets as widgets
@@ -338,3 +339,21 @@ def test_a_panel_that_rereads_draws_on_every_press():
     panel = Panel({}, lambda: Drawing(html=next(reads)), button="Refresh", rereads=True)
     panel.button.click()
     assert panel.text.value == "second" and panel.message.value == ""
+
+
+def test_panels_show_the_keyboard_focus_and_break_only_between_words():
+    """Issue 38: focus on a text box or a dropdown was a 1 px border colour, and words broke
+    mid-word ("th|ere", "ten|sor2"): every panel carries rules for both (WCAG 2.4.7)."""
+    from course.ui import PANEL_CSS
+
+    panel = widget_check()
+    held = [c.value for c in panel.children if getattr(c, "value", None) == ACCESS_HELPER]
+    assert held and f"<style>{PANEL_CSS}</style>" in held[0]
+    rules = re.sub(r"\s+", " ", PANEL_CSS)
+    for control in ("input", "select", "textarea", "button", ".widget-readout", ".noUi-handle"):
+        assert f".course-panel {control}:focus-visible" in rules
+    width = re.search(r"outline: (\d+)px solid (#[0-9a-f]{6})", rules)
+    assert width and int(width[1]) >= 2  # thicker than the 1 px border it replaces
+    assert "word-break: normal !important" in rules
+    assert "overflow-wrap: break-word !important" in rules
+    assert "anywhere" not in rules and "break-all" not in rules
