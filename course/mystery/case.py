@@ -141,7 +141,8 @@ class Answer:
         effect = EFFECTS[bug.effect].__doc__.splitlines()[0]
         return "\n".join(
             [
-                f"culprit: {bug.op} on {bug.trigger.describe()} (condition {bug.trigger.kind!r})",
+                f"culprit: {bug.op} on {bug.trigger.describe(bug.op)} "
+                f"(condition {bug.trigger.kind!r})",
                 f"what the kernel does: {effect}",
                 f"modelled on: {PATTERNS[bug.trigger.kind]}",
                 f"where it strikes: {self.spec.design.hit} (the user's habit: "

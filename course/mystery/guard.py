@@ -313,7 +313,9 @@ class Seal:
             self._note("a TorchFunctionMode was active inside the run (it intercepts every call)")
         for space, before in self._spaces:
             now = _entries(space)
-            if len(now) == len(before) and all(now.get(k, _MISSING) is v for k, v in before.items()):
+            if len(now) == len(before) and all(
+                now.get(k, _MISSING) is v for k, v in before.items()
+            ):
                 continue
             name = getattr(space, "__qualname__", getattr(space, "__name__", "a dispatch table"))
             for key in before.keys() | now.keys():
