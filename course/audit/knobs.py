@@ -87,6 +87,8 @@ class Knobs:
             call = call.map_tensors(lambda t: tiled(t, self.shape), self_too=True)
         if op.kind == "pointwise" and self.inputs == "aliased":
             call = _aliased(call)
+        if op.kind != "pointwise":  # random ops take `shape` only: their operands define the law
+            return replace(call, knobs=replace(self, inputs="fresh"))
         return replace(call, knobs=self)
 
     def flags(self) -> str:

@@ -158,7 +158,7 @@ def wrong_with_expanded_input(self, other, *, alpha=1):
 def wrong_above_4096(self):  # a vector path taken only for large tensors
     result = torch.sqrt(self)
     if self.numel() > 4096:
-        result = result * 1.01
+        result = result + 1
     self.copy_(result)
     return self
 
@@ -274,7 +274,8 @@ def test_planted_random_bugs_are_caught_against_the_law(name, kernel, verdict):
 
 
 def uniform_range_short(self, low=0.0, high=1.0, *, generator=None):
-    u = torch.rand(self.shape, generator=generator, dtype=torch.float64)
+    whole = torch.randint(0, 2**53, self.shape, generator=generator)  # rand would recurse
+    u = whole.double() / 2**53
     return self.copy_(low + 0.97 * (high - low) * u)  # 3% of the range never drawn
 
 
