@@ -265,3 +265,22 @@ def _moment_misfits(x: torch.Tensor, law: Law) -> list[str]:
                 f"values do not follow their per-element parameters (correlation z = {z:.1f})"
             )
     return problems
+
+
+def detectable(n: int) -> str:
+    """What the tests flag at sample size n (about half the time, at the bound): the effect a
+    learner can rule out when a random op is "ok", in words.
+
+    The KS bound is the largest gap between CDFs a correct kernel reaches (a uniform range cut
+    by a fraction f moves the CDF by f; a normal's std scaled by 1.05 by about 0.012); the
+    mean's z-bound is Z_BOUND standard errors, i.e. a shift of Z_BOUND / sqrt(n) standard
+    deviations; the variance's, for a normal law, a relative change of Z_BOUND * sqrt(2 / n)
+    (a std off by half that)."""
+    ks = math.sqrt(math.log(2 / ALPHA) / (2 * n))
+    shift = Z_BOUND / math.sqrt(n)
+    std = Z_BOUND * math.sqrt(2 / n) / 2
+    return (
+        f"with {n:,} draws it detects a CDF off by {ks:.1%} (a uniform range {ks:.1%} short), "
+        f"a mean off by {shift:.2f} std, or a normal's std off by {std:.1%}; smaller effects "
+        "can pass"
+    )

@@ -12,7 +12,10 @@ Layouts (the shape of what the op writes, unless said otherwise):
 - `transposed`, `step-sliced`, `permuted` (3-D), `channels-last` (4-D): non-contiguous outputs;
 - `storage-offset`: contiguous, but starting inside its storage;
 - `expanded`: a contiguous output, every tensor *input* broadcast with stride 0;
-- `out=transposed`: the op's `out=` variant (`add.out` for `add_.Tensor`) into a transposed `out`.
+- `out=transposed`: the op's `out=` variant (`add.out` for `add_.Tensor`) into a transposed `out`;
+- `large`: contiguous, but 71,680 elements (`knobs.LARGE`), past the usual size thresholds of a
+  kernel (a 4,096- or 16,384-element vector path, a 64K cache or grid), where a size bug hides
+  from the 1,536-element sweep; random ops get 47 times the draws there (see `detectable`).
 
 Verdicts:
 - `ok`: the output holds the expected values (random ops: every element written, and the
@@ -58,7 +61,7 @@ from course.audit.args import (
 )
 from course.audit.distributions import Law
 from course.audit.judge import AuditResult, judge, unchanged
-from course.audit.knobs import Knobs, broadcast_inputs
+from course.audit.knobs import LARGE, Knobs, broadcast_inputs, tiled
 from course.audit.repro import reproduction
 from course.devices import mps_available
 from course.errors import CourseError
@@ -69,7 +72,8 @@ from course.progressbar import Progress
 if TYPE_CHECKING:
     from course.emps import Backend
 
-LAYOUTS = (*NAMED_LAYOUTS, "out=transposed")  # course.layout.named's, then the out= variant
+# course.layout.named's, the out= variant, and `large`: contiguous, LARGE elements (a size bug)
+LAYOUTS = (*NAMED_LAYOUTS, "out=transposed", "large")
 FINDINGS = ("silent-no-write", "wrong-values", "error")  # the results that get a reproduction
 
 
@@ -157,8 +161,8 @@ def layout_rows() -> list[dict[str, object]]:
     """What each audit layout makes strided: which tensor, its shape and strides, contiguity."""
     rows = []
     for layout in LAYOUTS:
-        shape = SHAPES[DIMS.get(layout, 2)]
-        named = {"out=transposed": "transposed"}.get(layout, layout)
+        shape = LARGE if layout == "large" else SHAPES[DIMS.get(layout, 2)]
+        named = {"out=transposed": "transposed", "large": "contiguous"}.get(layout, layout)
         tensor = laid_out(torch.zeros(shape), named)
         which = {"expanded": "every input", "out=transposed": "out="}.get(layout, "self")
         rows.append(
@@ -191,6 +195,11 @@ def audit(
     `shape`, `scalars` and `inputs` change the calls to test a hypothesis the default sweep
     does not (course.audit.knobs).
     """
+    if progress is not None and not callable(progress):
+        raise CourseError(
+            f"progress={progress!r} is not allowed: give None or a function called as "
+            "progress(done, total, op_name) after each op (e.g. print-based, or the widget's)"
+        )
     where = target(device, backend)
     chosen, shapes, kinds = find_ops(ops), require_layouts(layouts), find_dtypes(dtypes)
     knobs = Knobs.of(shape, scalars, inputs)
@@ -292,6 +301,10 @@ def _applies(op: AuditOp, call: Call, layout: str) -> bool:
         return False  # an out= tensor is new: it cannot also be an operand
     if layout == "expanded":
         return call.tensor_inputs and op.kind == "pointwise"
+    if layout == "large" and op.kind == "random" and call.dtype == torch.bfloat16:
+        # bfloat16 rounds a draw by up to 2^-8 of its value: with 71,680 draws the tests see
+        # the rounding itself (a CPU uniform_ mean 0.4971 for 0.5), not a kernel's bug
+        return False
     if layout == "out=transposed":
         return op.out is not None
     return True
@@ -300,14 +313,17 @@ def _applies(op: AuditOp, call: Call, layout: str) -> bool:
 def _variant(call: Call, layout: str) -> Call:
     """The call a layout runs: the same values in its shape, or with row-constant inputs."""
     knobs = call.knobs or Knobs()
-    variant = call.shaped(knobs.shape_for(layout))
+    if layout == "large":
+        variant = call.map_tensors(lambda t: tiled(t, LARGE), self_too=True)
+    else:
+        variant = call.shaped(knobs.shape_for(layout))
     variant = variant.expanded() if layout == "expanded" else variant
     return broadcast_inputs(variant) if knobs.inputs == "broadcast" else variant
 
 
 def _reference_key(layout: str) -> str:
     """Layouts that see the same values share one reference computation."""
-    return layout if layout in ("expanded", *DIMS) else "contiguous"
+    return layout if layout in ("expanded", "large", *DIMS) else "contiguous"
 
 
 def _audit_layout(op: AuditOp, call: Call, layout: str, where: Target, expected) -> AuditResult:
@@ -405,14 +421,19 @@ def _run(
         if layout == "out=transposed":
             out, storage = _guarded(before, "transposed", where.device)
         else:
-            own = "contiguous" if layout == "expanded" else layout
+            own = "contiguous" if layout in ("expanded", "large") else layout
             out, storage = _guarded(variant.self_values, own, where.device)
 
         def move(value: object) -> object:
             if value is SELF:  # an aliased operand: the output itself
                 return out
-            is_tensor = isinstance(value, torch.Tensor)
-            return laid_out(value, inputs, where.device) if is_tensor else value
+            if not isinstance(value, torch.Tensor):
+                return value
+            if inputs == "expanded" and value.shape != out.shape:
+                # an operand the op broadcasts (inputs="broadcast"): passed with stride 0 as
+                # the whole broadcast row, never as its first element repeated
+                return value.to(where.device).expand(out.shape)
+            return laid_out(value, inputs, where.device)
 
         args = [move(a) for a in variant.args]
         kwargs = {k: move(v) for k, v in variant.kwargs.items()}

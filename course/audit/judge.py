@@ -22,7 +22,7 @@ from dataclasses import dataclass
 
 import torch
 
-from course.audit.distributions import Law, misfits
+from course.audit.distributions import Law, detectable, misfits
 from course.errors import CourseError
 
 VERDICTS = ("ok", "silent-no-write", "wrong-values", "error", "skipped")
@@ -102,7 +102,9 @@ def _judge_random(before: torch.Tensor, after: torch.Tensor, law: Law):
     problems = misfits(after, law)
     if problems:
         return "wrong-values", "; ".join(problems)
-    return "ok", f"every element written; the values follow {law.name}"
+    return "ok", (
+        f"every element written; the values follow {law.name} ({detectable(after.numel())})"
+    )
 
 
 def ks_distance(a: torch.Tensor, b: torch.Tensor) -> float:

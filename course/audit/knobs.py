@@ -35,6 +35,10 @@ INPUTS = {
     "broadcast": "each tensor operand is one row, which the op broadcasts to the output",
     "aliased": "the output itself is passed as every operand of its shape and dtype",
 }
+# The default sweep's size above the usual thresholds: 71,680 elements, past a 64K-element
+# cache or grid limit, a 4,096- or 16,384-element vectorised path, and 448 > 256 columns; its
+# random draws also test distributions 7 times finer (course.audit.distributions.detectable).
+LARGE = (160, 448)
 MAX_AUDIT_ELEMENTS = 1 << 22  # 4M per tensor: large enough for a size bug, bounded for a typo
 MAX_SCALARS = 8
 
@@ -68,7 +72,10 @@ class Knobs:
         return self == Knobs()
 
     def shape_for(self, layout: str) -> tuple[int, ...] | None:
-        """The shape a layout writes: the knob's (None if it has another rank than the layout)."""
+        """The shape a layout writes: the knob's (None if it has another rank than the layout;
+        and for the default sweep's `large` layout, which a shape of one's own replaces)."""
+        if layout == "large":
+            return LARGE if self.shape is None else None
         if self.shape is None:
             return SHAPES[DIMS.get(layout, 2)]
         rank = DIMS.get(layout)
@@ -77,9 +84,11 @@ class Knobs:
     def apply(self, op: AuditOp, call: Call) -> Call:
         """A call built (with this knobs' scalars: see `build_call`), given its sizes and inputs."""
         if self.shape is not None:
-            call = call.map_tensors(lambda t: _tiled(t, self.shape), self_too=True)
+            call = call.map_tensors(lambda t: tiled(t, self.shape), self_too=True)
         if op.kind == "pointwise" and self.inputs == "aliased":
             call = _aliased(call)
+        if op.kind != "pointwise":  # random ops take `shape` only: their operands define the law
+            return replace(call, knobs=replace(self, inputs="fresh"))
         return replace(call, knobs=self)
 
     def flags(self) -> str:
@@ -111,7 +120,7 @@ def _numbers(values: object) -> tuple[float, ...]:
     return tuple(values)
 
 
-def _tiled(t: torch.Tensor, shape: tuple[int, ...]) -> torch.Tensor:
+def tiled(t: torch.Tensor, shape: tuple[int, ...]) -> torch.Tensor:
     """The same values, repeated or cut to fill `shape` (the default sweep's domain and mix)."""
     count = math.prod(shape)
     flat = t.reshape(-1)

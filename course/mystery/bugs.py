@@ -72,8 +72,11 @@ class PlantedKernel:
         self._bugs = bugs
         self._harmless = harmless
         self.memory = Memory()
+        self.watch = None  # check_fix's seal: called on every kernel call of a sealed run
 
     def __call__(self, call: KernelCall) -> None:
+        if self.watch is not None:
+            self.watch()
         for bug in self._bugs:
             if call.family in bug.families and bug.trigger.holds(call, self.memory):
                 self.memory.fired += 1

@@ -48,6 +48,7 @@ from course.mystery.scenarios import USER_NAMES, Patch, Scenario, ScenarioReport
 from course.mystery.symptoms import Finding, brief, observe, title
 
 TRIES = 3  # wrong culprits before check_culprit sends the learner back to the method
+REPRO_TRIES = 12  # failing repros before check_repro stops judging (an experiment is free)
 REDRAWS = 4  # draws a seed may take to find a case whose run shows a symptom (rarely > 1)
 EXERCISES = journal.CASE_CHECKS  # the journal's names for the three checks
 
@@ -96,6 +97,8 @@ class _Progress:
 
     repro_passed: bool = False
     wrong_culprits: int = 0
+    culprit_passed: bool = False
+    wrong_repros: int = 0
     hints: int = 0
 
     @classmethod
@@ -104,6 +107,8 @@ class _Progress:
         return cls(
             repro_passed=any(e.passed for e in repro),
             wrong_culprits=sum(not e.passed for e in culprit),
+            culprit_passed=any(e.passed for e in culprit),
+            wrong_repros=sum(not e.passed for e in repro),
         )
 
 
@@ -136,7 +141,8 @@ class Answer:
         effect = EFFECTS[bug.effect].__doc__.splitlines()[0]
         return "\n".join(
             [
-                f"culprit: {bug.op} on {bug.trigger.describe()} (condition {bug.trigger.kind!r})",
+                f"culprit: {bug.op} on {bug.trigger.describe(bug.op)} "
+                f"(condition {bug.trigger.kind!r})",
                 f"what the kernel does: {effect}",
                 f"modelled on: {PATTERNS[bug.trigger.kind]}",
                 f"where it strikes: {self.spec.design.hit} (the user's habit: "
@@ -303,10 +309,23 @@ class Case:
                 type(repro).__name__,
                 "a function",
             )
+        progress = self._progress
+        journaled = _Progress.of(self.seed)
+        progress.wrong_repros = max(progress.wrong_repros, journaled.wrong_repros)
+        if not (progress.repro_passed or journaled.repro_passed) and (
+            progress.wrong_repros >= REPRO_TRIES
+        ):
+            return failed(
+                f"{REPRO_TRIES} repros did not isolate the bug, so this check stops judging: "
+                "trying repros is not the method. Experiment on case.device yourself (one op, "
+                "one property, compared with the CPU exactly) until one op and one condition "
+                "explain the symptom; your instructor can reset this case's checks."
+            )
         verdict = _judge_repro(self, repro)
         if verdict.message.startswith(NOT_ATTEMPTED):
             return verdict
-        self._progress.repro_passed |= verdict.passed
+        progress.repro_passed |= verdict.passed
+        progress.wrong_repros += not verdict.passed
         return self._recorded(EXERCISES[0], verdict)
 
     def _on(self, backend: emps.Backend, repro: Callable[[], object]) -> object:
@@ -370,6 +389,7 @@ class Case:
         bug = self._spec.bug
         yours = f"{name} on {chosen!r}"
         if name == bug.op and chosen == bug.trigger.kind:
+            progress.culprit_passed = True
             return self._recorded(EXERCISES[1], passed(f"{yours}: that is the planted bug"))
         progress.wrong_culprits += 1
         left = TRIES - progress.wrong_culprits
@@ -396,6 +416,12 @@ class Case:
                 type(patch).__name__,
                 "a function",
             )
+        if not _culprit_named(self.seed):
+            return failed(
+                "first name the culprit: case.check_culprit(op, condition) must pass (after a "
+                "passing repro). A fix removes the trigger your culprit names; a patch tried "
+                "before that is a guess the check would confirm."
+            )
         verdict = _judge_fix(self, patch)
         if verdict.message.startswith(NOT_ATTEMPTED):
             return verdict
@@ -418,6 +444,12 @@ class Case:
 
 
 # --- judging (module functions: the Case methods above stay short) ----------------------------
+
+
+def _culprit_named(seed: int) -> bool:
+    """Whether a culprit check passed for this seed (the journal's word, so neither a restart
+    nor an edit of the session's progress changes it)."""
+    return any(e.passed for e in journal.case_checks(EXERCISES[1], seed))
 
 
 def _blank(answer: object) -> Verdict | None:
@@ -443,8 +475,16 @@ def _as_bool(value: object) -> bool | None:
     return None
 
 
+_CONTROL = "on a control device"
+
+
 def _repro_runs(case: Case) -> list[tuple[str, emps.Backend, bool, str]]:
+    """The devices a repro runs on: the case's (True), the bug removed (False), then the
+    controls (False), each named alike: the decoy (every other suspect op broken under the same
+    condition) and the siblings (this op broken under other conditions). A message naming
+    which control said True would confirm half of the answer (the op, or the condition)."""
     spec = case._spec
+    controls = [spec.decoy, *spec.siblings]
     return [
         (
             "on the case's device",
@@ -462,24 +502,19 @@ def _repro_runs(case: Case) -> list[tuple[str, emps.Backend, bool, str]]:
             "instead of a result does that). Compare with the same call on the CPU: the op's "
             "formula written out by hand can round differently.",
         ),
-        (
-            "on a device where every other suspect op breaks under the same condition",
-            planted_backend(spec.decoy),
-            False,
-            "it shows that something breaks, not that this op does: call one op on the device, "
-            "with inputs made on the CPU and moved with .to(case.device).",
-        ),
         *(
             (
-                "on a device where the same op breaks under another condition "
-                f"({sibling.trigger.describe()})",
-                planted_backend(sibling),
+                _CONTROL,
+                planted_backend(control),
                 False,
-                "it shows that the op breaks, not under which condition: your repro meets that "
-                "condition too. Give the output the one property you suspect, and nothing else "
-                "unusual (sizes, dtype, operands, scalars, calls).",
+                f"{len(controls)} control devices each break something else: other ops under "
+                "some condition, or ops under other conditions; which one said True is not "
+                "told, since that would give half the answer away. A minimal repro calls one "
+                "op, on inputs made on the CPU and moved with .to(case.device), and gives them "
+                "the one property you suspect and nothing else unusual (sizes, dtype, operands, "
+                "scalars, calls).",
             )
-            for sibling in spec.siblings
+            for control in controls
         ),
     ]
 
@@ -590,6 +625,9 @@ def _what_it_computes(case: Case, patch: Patch, record: guard.Pristine) -> Verdi
     try:
         user = _outputs(scenario, bug_free_backend())
         mine = _outputs(scenario, planted_backend(case._spec.bug), patch)
+    except _Unsealed as exc:
+        record.restore()
+        return _device_patch(exc.args[0], "while your patched model ran")
     except Exception as exc:
         return _put_back(record) or failed(
             f"your patch, on a freshly built model, raised {type(exc).__name__}: {exc}"
@@ -615,13 +653,21 @@ def _outputs(scenario: Scenario, backend: emps.Backend, patch: Patch | None = No
     """The freshly built (and patched) model's float32 outputs on the training inputs and on
     ten times them, computed on `backend`."""
     inputs = scenario.data().x
-    with emps.use_backend(backend):
+    seal = _seal(backend) if patch is not None else contextlib.nullcontext()
+    with emps.use_backend(backend), seal:
         model = scenario.setup(emps.DEVICE)[0]
         if patch is not None:
             model = apply_patch(model, patch, emps.DEVICE)
         model = model.float()
         with torch.no_grad():
-            return [model(x.to(emps.DEVICE)).float().cpu() for x in (inputs, 10 * inputs)]
+            outputs = [model(x.to(emps.DEVICE)).float().cpu() for x in (inputs, 10 * inputs)]
+    if patch is not None and seal.broken:
+        raise _Unsealed(seal.broken)
+    return outputs
+
+
+class _Unsealed(Exception):
+    """The patched model changed torch or the device while it computed its outputs."""
 
 
 def _put_back(record: guard.Pristine) -> Verdict | None:
@@ -645,29 +691,41 @@ def _users_recipe(patch: Patch) -> Patch:
     return patched
 
 
+def _seal(backend: emps.Backend, detours: Detours | None = None) -> guard.Seal:
+    """A seal for a run on `backend` (a planted one), wired into its kernel and the detour
+    watch, so that every op on the device checks the backend (see guard.Seal)."""
+    seal = guard.Seal(backend, own_modes=(Detours,))
+    backend.overrides.kernel.watch = seal.check_backend
+    if detours is not None:
+        detours.watch = seal.check_backend
+    return seal
+
+
 def _trained_with(case: Case, patch: Patch, record: guard.Pristine) -> Verdict:
-    """One training run on a fresh planted device: refused if it changed torch or the device
-    (put back) or left the device, else judged against the CPU run."""
+    """One training run on a fresh planted device, sealed (guard.Seal): refused if it changed
+    torch or the device, even for a moment inside forward, a hook or the optimizer (put back),
+    or left the device; else judged against the CPU run."""
     backend = planted_backend(case._spec.bug)
-    device = _device_state(backend)
     detours = Detours()
+    seal = _seal(backend, detours)
+    device = _device_state(backend)
     try:
-        with emps.use_backend(backend):
+        with emps.use_backend(backend), seal:
             report = run(case._spec.scenario, emps.DEVICE, patch, during_steps=detours)
             swapped = emps.current_backend() is not backend
     except CourseError as exc:
-        changed = record.changes() + _tampered(device)
+        changed = record.changes() + _tampered(device) + seal.broken
         record.restore()
         return _device_patch(changed, "while your patch ran") if changed else failed(str(exc))
     except Exception as exc:
-        changed = record.changes() + _tampered(device)
+        changed = record.changes() + _tampered(device) + seal.broken
         record.restore()
         if changed:
             return _device_patch(changed, "while your patch ran")
         return _scaffold(exc) or failed(
             f"training with your patch raised {type(exc).__name__}: {exc}"
         )
-    changed = record.changes() + _tampered(device)
+    changed = record.changes() + _tampered(device) + seal.broken
     changed += ["the case's backend was swapped for another"] if swapped else []
     record.restore()
     if changed:

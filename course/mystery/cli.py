@@ -4,54 +4,114 @@
     python -m course mystery --seed 1234     # that seed's case
     python -m course mystery --deal 12 --key key.txt
 
-`--deal N` hands out N seeds of N different cases (one per learner) and writes the instructor's
-key (seed -> culprit, condition, where it strikes) to the file `--key` names, or prints it
-after a separator when there is none. Dealing trains each case once (a few seconds each).
+`--deal N` hands out N seeds (one per learner) and writes the instructor's key (per seed: the
+culprit, its condition, where it strikes, the reference repro and fix) to the file `--key`
+names, or prints it after a separator when there is none.
+
+Note [Dealing trains nothing]
+    A deal needs each case's spec, not its measured brief: `generate(seed)` draws it in
+    milliseconds, so a room of 25 is dealt in about a second however busy the machine
+    (benchmarks/bench_deal.py measures it; tests/mystery/test_cli.py checks that dealing never
+    trains). Each seed is drawn at random from a billion, so a neighbour's seed says nothing
+    about one's own, and no two learners share an (op, condition) pair, the answer of
+    check_culprit, until every pair the generator can draw is used (`pairs()`).
 """
 
 from __future__ import annotations
 
 import argparse
+import functools
 import secrets
 import sys
+import textwrap
 from pathlib import Path
 
 from course.errors import CourseError, require_int
-from course.mystery.case import measured, open_case
+from course.mystery.case import open_case
+from course.mystery.effects import ALLOWED
+from course.mystery.families import WEAK, sites_for
+from course.mystery.generate import KIND_WEIGHTS, CaseSpec, generate
 
-MAX_DEAL = 200  # a large room; each case trains once while dealing
+MAX_DEAL = 200  # a large room
+SEED_SPACE = 10**9  # seeds a deal draws from, at random: no neighbour to guess
+MAX_DRAWS = 200  # draws per learner before a pair may repeat (far more than ever needed)
 
 
-def deal(count: int, start: int | None = None) -> list[int]:
-    """`count` seeds whose cases all differ (by model family, habit, op, condition and effect)."""
+@functools.cache
+def pairs() -> frozenset[tuple[str, str]]:
+    """Every (op, condition) pair the generator can draw: a deal's pool."""
+    found = set()
+    for kind in KIND_WEIGHTS:
+        for site in sites_for(kind):
+            for op in site.ops:
+                if [e for e in site.effects or ALLOWED[kind] if (op, e) not in WEAK]:
+                    found.add((f"{op}_", kind))
+    return frozenset(found)
+
+
+def _pair(spec: CaseSpec) -> tuple[str, str]:
+    return spec.bug.op, spec.bug.trigger.kind
+
+
+def deal(count: int, draw=None) -> list[int]:
+    """`count` random seeds whose cases share no (op, condition) pair (until the pool of
+    `pairs()` is used up; then a new round of the pool begins). Trains nothing."""
     require_int("--deal", count, 1, MAX_DEAL)
-    seed = secrets.randbelow(1_000_000) if start is None else start
-    seeds, keys = [], set()
+    draw = draw or (lambda: secrets.randbelow(SEED_SPACE))
+    seeds: list[int] = []
+    used: set[tuple[str, str]] = set()
     while len(seeds) < count:
-        key = measured(seed).spec.key()
-        if key not in keys:
-            seeds.append(seed)
-            keys.add(key)
-        seed += 1
+        if used >= pairs():
+            used = set()  # every pair handed out: a new round
+        for _ in range(MAX_DRAWS):
+            seed = draw()
+            pair = _pair(generate(seed))
+            if seed not in seeds and pair not in used:
+                break
+        seeds.append(seed)
+        used.add(pair)
     return seeds
 
 
-def key_line(seed: int) -> str:
-    """One line of the instructor's key: what the seed's case is, nothing a learner sees."""
-    spec = measured(seed).spec
+def key_lines(seed: int) -> list[str]:
+    """The instructor's key for one seed: what the case is, its reference repro and fix."""
+    spec = generate(seed)
     bug = spec.bug
-    where = spec.design.hit
-    return (
-        f"seed {seed}: {bug.op} on {bug.trigger.describe()} ({bug.effect}); "
-        f"{spec.design.family}, habit {spec.site.habit}: {where}"
+    head = (
+        f"seed {seed}: {bug.op} on {bug.trigger.describe(bug.op)} ({bug.effect}); "
+        f"{spec.design.family}, habit {spec.site.habit}: {spec.design.hit}"
     )
+    return [
+        head,
+        "  repro:",
+        textwrap.indent(spec.repro.strip(), "    "),
+        "  fix:",
+        textwrap.indent(spec.fix.strip(), "    "),
+        "",
+    ]
+
+
+def key_line(seed: int) -> str:
+    """The first line of a seed's key."""
+    return key_lines(seed)[0]
+
+
+def _writable(key: Path) -> None:
+    """Refuse a key file that cannot be written, before any work."""
+    folder = key.expanduser().resolve().parent
+    if not folder.is_dir():
+        raise CourseError(f"--key {key}: the folder {folder} does not exist; create it first")
+    if key.is_dir():
+        raise CourseError(f"--key {key} is a folder; give a file name, e.g. {key}/key.txt")
 
 
 def _deal(count: int, key: Path | None) -> int:
+    if key is not None:
+        _writable(key)
     seeds = deal(count)
     print("Hand one seed to each learner (notebook 10: open_case(seed=...)):")
     print("\n".join(f"  {seed}" for seed in seeds))
-    lines = [key_line(seed) for seed in seeds]
+    lines = [line for seed in seeds for line in key_lines(seed)]
     if key is None:
         print("\n--- instructor's key (do not show) ---")
         print("\n".join(lines))

@@ -179,15 +179,51 @@ class Trigger:
         """Whether this call meets the condition (repeat-call and foreach also update memory)."""
         return _TESTS[self.kind](self, call, memory)
 
-    def describe(self) -> str:
-        """The condition with its bound, for the answer."""
+    def describe(self, op: str | None = None) -> str:
+        """The condition with its bound, for the answer; with `op`, its example uses that op."""
         if self.kind == "large":
             return f"outputs of more than {self.bound} elements"
         if self.kind == "long-dim":
             return f"outputs with a dimension longer than {self.bound}"
         if self.kind == "foreach":
-            return f"foreach calls, from the {self.bound + 1}th tensor of the list on"
-        return CONDITIONS[self.kind]
+            return f"foreach calls, from the {ordinal(self.bound + 1)} tensor of the list on"
+        text = CONDITIONS[self.kind]
+        example = _EXAMPLES.get(self.kind, {}).get(op or "")
+        if op is None or self.kind not in _EXAMPLES:
+            return text
+        general = text.split(", e.g.")[0]
+        return f"{general}, e.g. {example}" if example else general
+
+
+def ordinal(n: int) -> str:
+    """1st, 2nd, 3rd, 4th, 11th, 12th, 13th, 21st..."""
+    suffix = "th" if 10 <= n % 100 <= 20 else {1: "st", 2: "nd", 3: "rd"}.get(n % 10, "th")
+    return f"{n}{suffix}"
+
+
+# op-specific examples for the key (CONDITIONS' examples are one op's, for the general list)
+_EXAMPLES = {
+    "negative-scalar": {
+        "add_": "x.add_(y, alpha=-0.5)",
+        "sub_": "x.sub_(y, alpha=-2)",
+        "mul_": "x.mul_(-0.5)",
+        "div_": "x.div_(-4.0)",
+        "clamp_": "x.clamp_(-1, 1)",
+        "lerp_": "x.lerp_(y, -0.25)",
+        "masked_fill_": "x.masked_fill_(mask, -1e4)",
+        "addcmul_": "x.addcmul_(a, b, value=-0.1)",
+        "addcdiv_": "x.addcdiv_(a, b, value=-1e-3)",
+    },
+    "aliased-input": {
+        "add_": "x.add_(x)",
+        "sub_": "x.sub_(x)",
+        "mul_": "x.mul_(x)",
+        "div_": "x.div_(x)",
+        "lerp_": "x.lerp_(x, 0.5)",
+        "addcmul_": "x.addcmul_(g, g)",
+        "addcdiv_": "x.addcdiv_(g, g)",
+    },
+}
 
 
 def _layout_test(kind: str) -> Callable[[Trigger, KernelCall, Memory], bool]:

@@ -91,9 +91,12 @@ class Detours(TorchDispatchMode):
     def __init__(self) -> None:
         super().__init__()
         self.found: list[Detour] = []
+        self.watch = None  # check_fix's seal: called on every op of the training steps
 
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
         kwargs = kwargs or {}
+        if self.watch is not None:
+            self.watch()
         found = detour(func, args, kwargs)
         if found is not None:
             self.found.append(found)

@@ -228,3 +228,118 @@ def pristine() -> Pristine:
     if not _RECORDED:
         _RECORDED.append(Pristine.record())
     return _RECORDED[0]
+
+
+# --- the seal: what check_fix's own runs refuse while they run --------------------------------
+
+
+def _sealed_spaces() -> list[object]:
+    """The namespaces whose entries a run checks at every checkpoint (cheap: identity only).
+
+    Why these: where an op's Python entry lives (torch.Tensor and its C base class, torch,
+    torch.nn.functional, nn.Module's call machinery, the optimizer base), and the emulated
+    device and planted bug (their dispatch, handlers, kernels and backend state)."""
+    from course.emps import backend, device, mps_kernels
+    from course.mystery import bugs, detours
+
+    return [
+        torch.Tensor,
+        torch._C.TensorBase,
+        torch,
+        torch.nn.functional,
+        torch.nn.Module,
+        torch.optim.Optimizer,
+        device,
+        device.EmulatedTensor,
+        device._HANDLERS,
+        device._SPECIAL,
+        backend,
+        mps_kernels,
+        bugs,
+        bugs.PlantedKernel,
+        detours,
+        detours.Detours,
+    ]
+
+
+def _entries(space: object) -> dict:
+    return space if isinstance(space, dict) else vars(space)
+
+
+class Seal:
+    """Watches a fix's run from inside it: at every module call (before and after), every
+    optimizer step (before and after), and every op on the device, it checks that no dispatch
+    or function mode of the learner's is active, that the device's backend is the one the check
+    made, and that no op's Python entry was replaced. A change made and undone inside
+    `forward`, a hook or the optimizer is seen while it is in force, which the record taken
+    after the run (`Pristine.changes`) cannot see.
+
+        seal = Seal(backend)
+        with seal:
+            ...            # the fixed run
+        seal.broken        # what it saw, one readable line each (first occurrence of each)
+    """
+
+    def __init__(self, backend: object, own_modes: tuple[type, ...] = ()) -> None:
+        self.backend = backend
+        self.own_modes = own_modes
+        self.broken: list[str] = []
+        self._spaces = [(space, dict(_entries(space))) for space in _sealed_spaces()]
+        self._handles: list = []
+
+    def _note(self, what: str) -> None:
+        if what not in self.broken:
+            self.broken.append(what)
+
+    def check_backend(self, *_: object) -> None:
+        """The cheap check, run on every op on the device: the backend is the check's own."""
+        from course import emps
+
+        if emps.current_backend() is not self.backend:
+            self._note("the device's backend (or profile) was swapped for another while it ran")
+
+    def check(self, *_: object) -> None:
+        """The full check, at every module call and optimizer step."""
+        from torch.utils._python_dispatch import _get_current_dispatch_mode_stack
+
+        self.check_backend()
+        modes = [m for m in _get_current_dispatch_mode_stack() if not isinstance(m, self.own_modes)]
+        if modes:
+            self._note(
+                f"a {type(modes[-1]).__name__} (a dispatch mode) was active inside the run: it "
+                "intercepts every op on every device"
+            )
+        if torch._C._len_torch_function_stack():
+            self._note("a TorchFunctionMode was active inside the run (it intercepts every call)")
+        for space, before in self._spaces:
+            now = _entries(space)
+            if len(now) == len(before) and all(
+                now.get(k, _MISSING) is v for k, v in before.items()
+            ):
+                continue
+            name = getattr(space, "__qualname__", getattr(space, "__name__", "a dispatch table"))
+            for key in before.keys() | now.keys():
+                if _counts(before.get(key, _MISSING), now.get(key, _MISSING)):
+                    self._note(f"{name}.{key} was replaced while the run was inside it")
+
+    def __enter__(self) -> Seal:
+        from torch.nn.modules import module
+        from torch.optim.optimizer import (
+            register_optimizer_step_post_hook,
+            register_optimizer_step_pre_hook,
+        )
+
+        self._handles = [
+            module.register_module_forward_pre_hook(self.check),
+            module.register_module_forward_hook(self.check),
+            register_optimizer_step_pre_hook(self.check),
+            register_optimizer_step_post_hook(self.check),
+        ]
+        self.check()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.check()
+        for handle in self._handles:
+            handle.remove()
+        self._handles = []

@@ -115,7 +115,7 @@ def reference_repro(family: str, trigger: Trigger) -> str:
         on_device,
         "return not torch.equal(out.cpu(), expected)",
     ]
-    return _function(f"{family}_ on {trigger.describe()}", body)
+    return _function(f"{family}_ on {trigger.describe(family + '_')}", body)
 
 
 def _foreach_repro(family: str, trigger: Trigger) -> str:

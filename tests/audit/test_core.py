@@ -155,6 +155,14 @@ def wrong_with_expanded_input(self, other, *, alpha=1):
     return self
 
 
+def wrong_above_4096(self):  # a vector path taken only for large tensors
+    result = torch.sqrt(self)
+    if self.numel() > 4096:
+        result = result + 1
+    self.copy_(result)
+    return self
+
+
 def raises_everywhere(self):
     raise RuntimeError("planted: always fails")
 
@@ -185,6 +193,7 @@ PLANTED = {  # op -> (kernel, expected verdict for (dtype, layout))
         lambda d, layout: "wrong-values" if layout == "expanded" else "ok",
     ),
     "tan_": (raises_everywhere, _everywhere_but_out("error")),
+    "sqrt_": (wrong_above_4096, lambda d, layout: "wrong-values" if layout == "large" else "ok"),
 }
 
 
@@ -259,8 +268,44 @@ def test_planted_random_bugs_are_caught_against_the_law(name, kernel, verdict):
         results = audit("cpu", ops=[name])
     assert {r.dtype for r in results} == {"float32", "float64", "float16", "bfloat16"}
     assert {r.verdict for r in results} == {verdict}, {(r.verdict, r.detail) for r in results}
-    assert len(results) == 4 * (len(LAYOUTS) - 1)  # every layout but the expanded inputs
+    # every layout but the expanded inputs; bfloat16 not at `large` (it rounds the draws)
+    assert len(results) == 4 * (len(LAYOUTS) - 1) - 1
     assert all(r.reproduction for r in results)
+
+
+def uniform_range_short(self, low=0.0, high=1.0, *, generator=None):
+    whole = torch.randint(0, 2**53, self.shape, generator=generator)  # rand would recurse
+    u = whole.double() / 2**53
+    return self.copy_(low + 0.97 * (high - low) * u)  # 3% of the range never drawn
+
+
+def exponential_rate_off(self, lambd=1.0, *, generator=None):
+    u = torch.rand(self.shape, generator=generator, dtype=torch.float64)
+    return self.copy_(-torch.log1p(-u) / (1.1 * lambd))
+
+
+def normal_std_off(self, mean=0.0, std=1.0, *, generator=None):
+    return self.copy_(mean + 1.05 * std * _standard_normal(self, generator))
+
+
+@pytest.mark.parametrize(
+    ("name", "kernel"),
+    [
+        ("uniform_", uniform_range_short),
+        ("exponential_", exponential_rate_off),
+        ("normal_", normal_std_off),
+    ],
+)
+def test_random_kernels_a_little_off_are_caught_by_the_default_sweeps_large_size(name, kernel):
+    """The 1,536 draws of a layout cannot tell these from the law (the ok says what they can);
+    the default sweep's `large` layout, 71,680 draws, can."""
+    with torch.library._scoped_library("aten", "IMPL") as library:
+        library.impl(name, kernel, "CPU")
+        results = audit("cpu", ops=[name], dtypes="float32", layouts=["contiguous", "large"])
+    verdict = {r.layout: r for r in results}
+    assert verdict["large"].verdict == "wrong-values", verdict["large"]
+    small = verdict["contiguous"]
+    assert small.verdict == "wrong-values" or "with 1,536 draws it detects" in small.detail
 
 
 def test_an_always_raising_random_kernel_is_an_error_on_the_emulated_device_too():
@@ -352,6 +397,7 @@ def test_torchs_channels_last_spelling_is_accepted():
         (lambda: audit("cpu", ops=[123]), "got 123"),
         (lambda: audit("cpu", ops=42), "not 42"),
         (lambda: audit("cpu", dtypes=["float8"]), "unknown dtype 'float8'"),
+        (lambda: audit("cpu", progress="x"), "progress='x' is not allowed: give None or a"),
         (lambda: audit_panel(profile="nope"), "unknown emulated profile 'nope'"),
         (lambda: audit_panel(layout="diagonal"), "layout='diagonal' is not allowed"),
     ],

@@ -59,7 +59,9 @@ def _reproduces(bug, line):
 )
 def test_a_knob_finds_what_the_default_sweep_cannot_and_its_line_reproduces_it(bug, knobs, text):
     op = f"{bug.families[0]}_"
-    assert _flagged(bug, ops=op) == []
+    default = _flagged(bug, ops=op)
+    # the default sweep's `large` layout (71,680 elements) finds a size bug itself (issue 36)
+    assert [r.layout for r in default] == (["large"] if bug.trigger.kind == "large" else [])
     found = _flagged(bug, ops=op, **knobs)
     assert found, knobs
     line = found[0].reproduction
@@ -131,3 +133,29 @@ def test_bad_knobs_are_refused_with_what_is_allowed(knobs, says):
 def test_a_bad_shape_flag_is_one_clear_line(capsys):
     assert cli(["--op", "relu_", "--shape", "3x4"]) == 2
     assert "--shape '3x4'" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    ("device", "knobs"),
+    [
+        ("cpu", {"inputs": "broadcast"}),
+        ("emulated:fixed-macos14", {"inputs": "broadcast"}),
+        ("emulated:macos15", {"inputs": "broadcast"}),
+        ("emulated:fixed-macos14", {"inputs": "aliased"}),
+        ("emulated:fixed-macos14", {"shape": (70, 90)}),
+        ("emulated:fixed-macos14", {"scalars": (-1.5, 0.25)}),
+    ],
+)
+def test_no_knob_invents_a_bug_on_the_cpu_or_a_fixed_profile(device, knobs):
+    """Issue 36: broadcast inputs on the `expanded` layout were passed as their first element
+    repeated, so a clean backend and the CPU flagged 27 ops (mul_ among them) that their own
+    reproduction lines found right. Every op, every layout, float32 and int64."""
+    results = audit(device, dtypes=["float32", "int64"], **knobs)
+    known = {("aten::gelu_", "out=transposed")} if device == "cpu" else set()  # torch's own
+    assert {(r.op, r.layout) for r in results if r.flagged} <= known
+    assert not [r for r in results if r.verdict == "error"]
+
+
+def test_notebook_08s_broadcast_example_flags_nothing_on_the_cpu():
+    results = audit("cpu", ops="mul_.Tensor", inputs="broadcast")
+    assert results and not [r for r in results if r.flagged]

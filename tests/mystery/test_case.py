@@ -12,7 +12,7 @@ from course.errors import CourseError
 from course.exercises import instructor_mode
 from course.mystery import CONDITIONS, guard, hint, models, open_case
 from course.mystery.bugs import bug_free_backend
-from course.mystery.case import TRIES
+from course.mystery.case import EXERCISES, TRIES
 from course.mystery.generate import generate
 from course.mystery.hints import STEPS
 from tests.mystery.runs import spec_for, untrained_case
@@ -27,6 +27,12 @@ def fresh(tmp_path, monkeypatch):
     """A private journal and no progress on any case."""
     monkeypatch.setenv(journal.ENV_DIR, str(tmp_path))
     monkeypatch.setattr(case_module, "_PROGRESS", {})
+    for seed in SAMPLE:  # the fix checks below judge patches; the order has its own test
+        _culprit_passed(seed)
+
+
+def _culprit_passed(seed: int) -> None:
+    journal.record(EXERCISES[1], "check", passed=True, case=seed)
 
 
 @pytest.fixture(scope="module")
@@ -113,6 +119,98 @@ def test_a_fix_that_patches_torch_or_the_device_is_refused_and_undone(cases, pat
     assert guard.pristine().changes() == []
 
 
+class _OutOfPlace(torch.utils._python_dispatch.TorchDispatchMode):
+    """Every in-place op as its out-of-place form plus copy_: no diagnosis at all."""
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        kwargs = kwargs or {}
+        base = func._schema.name.removeprefix("aten::")
+        if base.endswith("_") and not base.startswith("_") and base != "copy_":
+            packet = getattr(torch.ops.aten, base[:-1], None)
+            overload = getattr(packet, func._overloadname, None) if packet else None
+            if overload is not None:
+                return args[0].copy_(overload(*args, **kwargs))
+        return func(*args, **kwargs)
+
+
+def _around_forward(context):
+    """A patch that runs the model's own forward inside `context()`, and nothing else."""
+
+    def patch(model):
+        forward = model.forward
+
+        def wrapped(*args, **kwargs):
+            with context():
+                return forward(*args, **kwargs)
+
+        model.forward = wrapped
+        return model
+
+    return patch
+
+
+def _tensor_method_inside_forward():
+    """torch.Tensor's in-place ops replaced while forward runs, and put back after."""
+    import contextlib
+
+    @contextlib.contextmanager
+    def patched():
+        saved = {name: getattr(torch.Tensor, name) for name in ("mul_", "add_", "addcdiv_")}
+        for name in saved:
+            setattr(torch.Tensor, name, lambda self, *a, **k: self)
+        try:
+            yield
+        finally:
+            for name, value in saved.items():
+                setattr(torch.Tensor, name, value)
+
+    return patched()
+
+
+@pytest.mark.parametrize(
+    "context, names",
+    [
+        (_Skip, "_Skip (a dispatch mode) was active inside the run"),
+        (_OutOfPlace, "_OutOfPlace (a dispatch mode)"),
+        (lambda: emps.use_backend(emps.Backend(emps.FIXED_MACOS14)), "backend (or profile)"),
+        (lambda: emps.use_profile("fixed-macos14"), "backend (or profile)"),
+        (_tensor_method_inside_forward, "was replaced while the run was inside it"),
+    ],
+)
+def test_the_fixed_run_is_sealed_against_changes_made_and_undone_inside_forward(
+    cases, context, names
+):
+    """Issue 36: a mode, a backend or a patch entered inside forward and left before it
+    returns is gone when the run ends; the seal sees it while it is in force."""
+    verdict = cases[14].check_fix(_around_forward(context))
+    assert not verdict.passed and "not torch or the device" in verdict.message, verdict
+    assert names in verdict.message, verdict.message
+    assert guard.pristine().changes() == []
+
+
+def test_the_fix_waits_for_the_culprit_and_a_restart_keeps_it(cases, tmp_path, monkeypatch):
+    monkeypatch.setenv(journal.ENV_DIR, str(tmp_path / "fresh"))
+    case = cases[14]
+    right = case._spec.fix_function()
+    assert "first name the culprit" in case.check_fix(right).message
+    journal.record("10.culprit", "check", passed=False, case=case.seed)
+    assert "first name the culprit" in case.check_fix(right).message
+    journal.record("10.culprit", "check", passed=True, case=case.seed)
+    assert case.check_fix(right).passed
+
+
+def test_failing_repros_run_out_and_a_restart_does_not_refill_them(monkeypatch):
+    spec = spec_for("large")
+    case = untrained_case(spec)
+    for _ in range(case_module.REPRO_TRIES):
+        assert not case.check_repro(lambda: False).passed
+    stopped = case.check_repro(spec.repro_function())
+    assert not stopped.passed and "stops judging" in stopped.message
+    monkeypatch.setattr(case_module, "_PROGRESS", {})
+    again = untrained_case(spec)
+    assert "stops judging" in again.check_repro(spec.repro_function()).message
+
+
 def test_a_patch_made_before_the_check_is_refused_and_undone(cases):
     original = torch.Tensor.lerp_
     torch.Tensor.lerp_ = lambda self, *args: self
@@ -196,6 +294,7 @@ def test_the_op_under_test_run_on_the_cpu_inside_forward_is_refused():
 
     spec = generate(1)
     assert spec.design.habit == "inplace-relu"
+    _culprit_passed(spec.seed)
     verdict = untrained_case(spec).check_fix(patch)  # refused before any comparison of runs
     assert not verdict.passed and "takes the compute off the device" in verdict.message
 
@@ -254,6 +353,7 @@ def test_a_fix_that_drops_the_step_that_meets_the_bug_is_refused(seed, habit, pa
     condition, but it is another model. The reference fix passes, and so does a right fix
     written another way."""
     case = open_case(seed)
+    _culprit_passed(seed)
     assert case._spec.design.habit == habit
     verdict = case.check_fix(patch)
     assert not verdict.passed and "changes what the model computes" in verdict.message
@@ -430,7 +530,7 @@ def test_blank_answers_are_not_attempted_yet():
     case = untrained_case(spec_for("large"))
     for verdict in (case.check_culprit(..., ...), case.check_repro(...), case.check_fix(...)):
         assert "not attempted yet" in verdict.message
-    assert journal.load() == []
+    assert journal.load()[len(SAMPLE) :] == []  # past the culprits the fixture records
 
 
 # --- opening a case ------------------------------------------------------------------------
