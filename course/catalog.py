@@ -157,7 +157,7 @@ LESSONS: tuple[Lesson, ...] = (
         "08_pattern_strikes_again.ipynb",
         "The pattern strikes again",
         "Where else does the same bug hide, and can a tool find it for us?",
-        60,
+        75,
         (
             "write the auditor's judges, for exact and for random ops",
             "audit backends nobody has printed",
