@@ -61,7 +61,7 @@ LESSONS: tuple[Lesson, ...] = (
         "01_the_plateau.ipynb",
         "The plateau",
         "Why does this sparse autoencoder stop learning, whatever the hyperparameters?",
-        45,
+        60,
         (
             "measure how low the loss could go",
             "try to tune the plateau away",
@@ -73,7 +73,7 @@ LESSONS: tuple[Lesson, ...] = (
         "02_isolating.ipynb",
         "Isolating the bug",
         "Which component is broken: gradients, the optimizer, the dtype or the device?",
-        70,
+        105,
         (
             "write one controlled experiment per suspect",
             "read Adam's state yourself",
@@ -157,7 +157,7 @@ LESSONS: tuple[Lesson, ...] = (
         "08_pattern_strikes_again.ipynb",
         "The pattern strikes again",
         "Where else does the same bug hide, and can a tool find it for us?",
-        60,
+        75,
         (
             "write the auditor's judges, for exact and for random ops",
             "audit backends nobody has printed",

@@ -69,3 +69,13 @@ def test_a_slot_has_time_for_the_exercises_done_in_the_room(slot):
 
 def test_readme_shows_the_cut_from_the_catalog():
     assert catalog.room_table() in (ROOT / "README.md").read_text()
+
+
+def test_readme_states_each_notebooks_minutes_from_the_catalog():
+    times = ", ".join(
+        f"{e.filename[:2]} {e.minutes}{' min' if i == 0 else ''}"
+        for i, e in enumerate(catalog.LESSONS)
+    )
+    total = round(sum(e.minutes for e in catalog.LESSONS) / 60)
+    text = " ".join((ROOT / "README.md").read_text().split())
+    assert f"is about {total} hours (each notebook states its own time: {times})" in text

@@ -151,7 +151,7 @@ def parameter_findings(model: nn.Module, mps_like: bool) -> list[Finding]:
     findings = []
     for name, t in tensors.items():
         if not t.is_contiguous():
-            advice = "make it contiguous at init, e.g. w.T.contiguous()"
+            advice = "make it contiguous at init: w.T.clone(memory_format=torch.contiguous_format)"
             if name not in params:
                 advice = "register a contiguous copy, e.g. buffer.contiguous()"
             findings.append(_not_contiguous("contiguity", name, t, mps_like, advice))

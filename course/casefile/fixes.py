@@ -33,8 +33,10 @@ def run_scenario(label: str, **train_kwargs) -> Run:
 
 
 def outcome_rows(runs: dict[str, Run]) -> list[dict[str, object]]:
-    """Per run: did the encoder move, did Adam's second moment grow, did the loss beat broken?"""
-    baseline = next(iter(runs.values())).history.final_loss
+    """Per run: did the encoder move, did Adam's second moment grow, did the loss beat broken,
+    and is its final loss fix 1's to the last bit (the second run's: 09.which_fixes asks)?"""
+    losses = [one.history.final_loss for one in runs.values()]
+    baseline, fix_1 = losses[0], losses[1:2]
     rows = []
     for label, one in runs.items():
         s = one.summary()
@@ -44,6 +46,7 @@ def outcome_rows(runs: dict[str, Run]) -> list[dict[str, object]]:
                 "encoder frozen": s["encoder_frozen"],
                 "encoder exp_avg_sq > 0": (s["encoder_max_exp_avg_sq"] or 0) > 0,
                 "final loss < broken's": s["final_loss"] < baseline,
+                "final loss = fix 1's": [s["final_loss"]] == fix_1,
             }
         )
     return rows

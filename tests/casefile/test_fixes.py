@@ -14,6 +14,7 @@ def test_each_fix_unfreezes_the_encoder():
     rows = outcome_rows(runs)
     assert [row["encoder frozen"] for row in rows] == [True, False, False, False]
     assert [row["encoder exp_avg_sq > 0"] for row in rows] == [False, True, True, True]
+    assert [row["final loss = fix 1's"] for row in rows] == [False, True, True, True]
     table = outcome_table(runs).splitlines()
     assert table[0].startswith("run") and table[-1].startswith("fix 3: macOS 15")
 

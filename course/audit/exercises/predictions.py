@@ -49,6 +49,12 @@ register_choice(
         "permuted, channels_last, and a non-contiguous out= tensor), and the copy is dropped. "
         "A storage offset leaves the output contiguous, and expanded (stride-0) tensors are "
         "only ever inputs, which the Placeholder copies correctly: those layouts are fine.",
-        answer_words=("any output that is not contiguous", "a storage offset is harmless"),
+        answer_words=(
+            "any output that is not contiguous",
+            "a storage offset is harmless",
+            "storage-offset is contiguous",
+            "only ever inputs",
+            "only copies what is not contiguous",
+        ),
     )
 )

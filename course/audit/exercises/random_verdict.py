@@ -169,6 +169,13 @@ def _random_cases() -> dict[str, VerdictCase]:
             "every element written, same distribution, half of it negative: a negative draw is "
             "no poison, only what `before` held is (compare after with before)",
         ),
+        "normal_ with its mean shifted by 0.3": VerdictCase(
+            (poison, normal + 0.3, sample),
+            "wrong-values",
+            "a shifted distribution (KS about 0.13, above the prompt's 0.1): a looser threshold "
+            "(0.15, 0.2) lets it pass. Keep the threshold the prompt names; same-distribution "
+            "samples of this size stay under 0.06",
+        ),
     }
 
 

@@ -28,6 +28,8 @@ def _verdict_cases() -> dict[str, VerdictCase]:
     one_written = values.clone()
     one_written[0, 0] = doubled[0, 0]
     specks = values * 1e-7  # smaller still: an exp_avg_sq early in training
+    inside = ramp * 0.4  # every value inside clamp_'s bounds: the right answer is the input itself
+    rewritten = torch.where(ramp.abs() <= 1, 0.0, clamped)  # the in-range elements zeroed
     kept = "every element still holds exactly what it held before: nothing was written"
     return {
         "an output the op never wrote": VerdictCase(
@@ -173,6 +175,20 @@ def _verdict_cases() -> dict[str, VerdictCase]:
             "absolute tolerance larger than the values, such as atol=1e-5 (torch.testing."
             "assert_close's default for float32) or a max difference under 1e-4, calls any two "
             "of them equal (allclose's default atol is 1e-8)",
+        ),
+        "clamp_ written correctly, every value already inside its bounds": VerdictCase(
+            (inside, inside.clone(), inside.clone()),
+            "ok",
+            "it matches the expected values, which are what it held before: clamp_ on values "
+            "inside its bounds rightly changes nothing. Ask whether it matches expected first; "
+            "'unchanged' only tells a lost write from a wrong one once the output does not match",
+        ),
+        "clamp_ that also rewrote the elements inside its bounds": VerdictCase(
+            (ramp, rewritten, clamped),
+            "wrong-values",
+            "the elements clamp_ must leave as they were now hold zeros: a judge that looks only "
+            "at the elements the op should change cannot see that, compare every element with "
+            "expected",
         ),
     }
 

@@ -109,10 +109,14 @@ SUSPECT_CASES: dict[str, tuple[Callable[[], nn.Module], list[str], str]] = {
 }
 
 
+# watched beside the course's checks: an answer that read state_dict() misses what it leaves out
+WATCHED = {**COURSE_CHECKS, "state_dict": nn.Module.state_dict}
+
+
 def _check_suspects(fn) -> Verdict:
     for label, (make, expected, why) in SUSPECT_CASES.items():
         model = make()
-        with ready_made(COURSE_CHECKS) as used:
+        with ready_made(WATCHED) as called:
             try:
                 answer = fn(model)
             except NotImplementedError:
@@ -120,8 +124,9 @@ def _check_suspects(fn) -> Verdict:
             except Exception as exc:
                 where = f"; {why}" if next(model.parameters()).device.type != "cpu" else ""
                 return failed(f"for {label}, suspects raised {type(exc).__name__}: {exc}{where}")
-        if used:
-            return _borrowed(used)
+        borrowed = [name for name in called if name in COURSE_CHECKS]
+        if borrowed:
+            return _borrowed(borrowed)
         if not isinstance(answer, (list, tuple, set, frozenset)):
             return failed(
                 f"for {label}, suspects(model) returned {type(answer).__name__}: return a list "
@@ -138,13 +143,16 @@ def _check_suspects(fn) -> Verdict:
                 "(model.named_parameters() and named_buffers() never repeat a name)"
             )
         if sorted(answer) != expected:
-            problem = _suspects_problem(model, set(answer), expected)
+            problem = _suspects_problem(model, set(answer), expected, "state_dict" in called)
             return failed(f"for {label}: {problem}; {why}")
     return passed("you find every non-contiguous tensor the model writes: the first thing to check")
 
 
-def _suspects_problem(model: nn.Module, yours: set[str], expected: list[str]) -> str:
-    """Which name is wrong, and what that tensor is (kind, submodule, stride, .grad)."""
+def _suspects_problem(
+    model: nn.Module, yours: set[str], expected: list[str], read_state_dict: bool
+) -> str:
+    """Which name is wrong, and what that tensor is (kind, submodule, stride, .grad); a buffer
+    left out of state_dict() is said to be so only to an answer that read state_dict()."""
     tensors = {
         **{n: ("parameter", p) for n, p in model.named_parameters()},
         **{n: ("buffer", b) for n, b in model.named_buffers()},
@@ -167,7 +175,8 @@ def _suspects_problem(model: nn.Module, yours: set[str], expected: list[str]) ->
     where = f" of the submodule {module!r}" if module else ""
     grad = " with no .grad (never trained)" if kind == "parameter" and tensor.grad is None else ""
     owner = model.get_submodule(module)
-    if kind == "buffer" and name.rpartition(".")[2] in owner._non_persistent_buffers_set:
+    persistent = name.rpartition(".")[2] not in owner._non_persistent_buffers_set
+    if kind == "buffer" and read_state_dict and not persistent:
         kind = "buffer registered with persistent=False (so not in state_dict())"
     return (
         f"you missed {name}, a {kind}{where}{grad}, shape {list(tensor.shape)}, stride "

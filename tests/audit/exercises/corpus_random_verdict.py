@@ -62,6 +62,7 @@ SAME = {
         and abs(a.double().std() - s.double().std()) < 0.1
     ),
     "ks 0.3": lambda a, s: _ks(a, s) < 0.3,
+    "ks 0.2": lambda a, s: _ks(a, s) < 0.2,
     "own normal draw": lambda a, s: _ks(a, torch.randn(s.shape, generator=_own())) < 0.1,
     "floats only": lambda a, s: not a.is_floating_point() or _ks(a, s) < 0.1,
 }
@@ -117,6 +118,7 @@ WRONG = {
         "a mean and a spread are not a distribution", compare="mean and std"
     ),
     "KS threshold 0.3": _slip("keep the threshold at 0.1", compare="ks 0.3"),
+    "KS threshold 0.2": _slip("Keep the threshold the prompt names", compare="ks 0.2"),
     "KS against a normal draw, not the sample": _slip(
         "or a normal draw of your own", compare="own normal draw"
     ),

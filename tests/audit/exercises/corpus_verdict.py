@@ -106,6 +106,26 @@ def _raises_on_integers():
     return verdict
 
 
+def _unchanged_asked_first():
+    def verdict(before, after, expected):  # the notebook's trap: 'unchanged?' before 'matches?'
+        if ((after == before) | (after.isnan() & before.isnan())).all():
+            return "silent-no-write"
+        return "ok" if torch.allclose(after, expected, equal_nan=True) else "wrong-values"
+
+    return verdict
+
+
+def _only_where_the_op_changes():
+    def verdict(before, after, expected):  # judges only the elements expected differs from before
+        moves = ~((expected == before) | (expected.isnan() & before.isnan()))
+        a, b, e = after[moves], before[moves], expected[moves]
+        if torch.allclose(a, e, equal_nan=True):
+            return "ok"
+        return "silent-no-write" if ((a == b) | (a.isnan() & b.isnan())).all() else "wrong-values"
+
+    return verdict
+
+
 WRONG = {
     "all zeros taken for never written": (
         partial(judge_with, kept="zeros"),
@@ -183,6 +203,14 @@ WRONG = {
     "assert_close's default tolerances": (
         _assert_close_defaults,
         "assert_close's default for float32",
+    ),
+    "'unchanged?' asked before 'matches?'": (
+        _unchanged_asked_first,
+        "Ask whether it matches expected first",
+    ),
+    "only the elements the op should change compared": (
+        _only_where_the_op_changes,
+        "looks only at the elements the op should change",
     ),
     "a bool instead of a verdict": (
         lambda: lambda before, after, expected: True,

@@ -64,7 +64,11 @@ WRONG = {
         _rule(lambda p: list(p.stride()) != sorted(p.stride())[::-1], _parameters),
         "last stride is 1",
     ),
-    "parameters only": (_rule(_not_contiguous, _parameters), "a buffer"),
+    "parameters only": (_rule(_not_contiguous, _parameters), "you missed scale, a buffer, shape"),
+    "broadcast (stride-0) tensors taken for fine": (
+        _rule(lambda t: not t.is_contiguous() and 0 not in t.stride()),
+        "you missed scale, a buffer, shape [4, 3], stride (0, 1)",
+    ),
     "every matrix": (_rule(lambda p: p.dim() > 1, _parameters), "is a contiguous parameter"),
     "only parameters with a gradient": (_rule(_with_grad, _parameters), "no .grad"),
     "the story's answer, hard-coded": (
