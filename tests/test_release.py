@@ -35,6 +35,30 @@ def test_a_leak_would_be_found(tmp_path):
     assert any(leak.startswith("03.adam_step in stray.ipynb") for leak in make_release.leaks(top))
 
 
+def test_a_call_of_the_notebooks_helpers_is_skipped_and_a_real_region_still_found(tmp_path):
+    """01.floor's region only calls what notebook 01 imports or defines: not a leak; 02.grad_check's
+    computes the answer: found, in the same file."""
+    top = tmp_path / "r"
+    make_release.write_release(top)
+    regions = make_release.solution_regions()
+    helper_call, real = regions["01.floor"][0], regions["02.grad_check"][0]
+    assert make_release.names_a_helper(helper_call, make_release.notebook_names("01.floor"))
+    (top / "stray.py").write_text(f"{helper_call}\n\ndef f(grad):\n{real}\n")
+    leaks = make_release.leaks(top)
+    assert "02.grad_check in stray.py" in leaks
+    assert not any(leak.startswith("01.floor") for leak in leaks)
+
+
+def test_only_one_statement_of_helper_calls_is_skipped():
+    helpers = {"best_possible_loss", "dataset"}
+    assert make_release.names_a_helper("floor = best_possible_loss(dataset())", helpers)
+    assert not make_release.names_a_helper("floor = best_possible_loss(data) * 2", set())
+    assert not make_release.names_a_helper("floor = min(dataset())", helpers)  # min is no helper
+    assert not make_release.names_a_helper("floor = dataset().loss()", helpers)
+    assert not make_release.names_a_helper("a = dataset()\nb = dataset()", helpers)
+    assert not make_release.names_a_helper("floor = 0.25", helpers)
+
+
 def _in_release(code: str) -> subprocess.CompletedProcess:
     env = {**os.environ, "PYTHONPATH": str(release()), "COURSE_INSTRUCTOR": "1"}
     env.pop("COURSE_SOLUTIONS", None)

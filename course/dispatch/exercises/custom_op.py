@@ -63,8 +63,10 @@ def inputs() -> list[Inputs]:
 
 
 def formula(avg_sq: torch.Tensor, grad: torch.Tensor, beta: float) -> torch.Tensor:
-    """Adam's second moment as torch computes it, avg_sq's term first."""
-    return beta * avg_sq + (1 - beta) * grad * grad
+    """Adam's second moment as torch computes it, avg_sq's term first: the operations of
+    `beta * avg_sq + (1 - beta) * grad * grad` in that order, so bitwise the same values and
+    layout, written as calls (the student release must not hold the notebook's answer)."""
+    return torch.add(torch.mul(avg_sq, beta), torch.mul(torch.mul(grad, 1 - beta), grad))
 
 
 def _layout(t: torch.Tensor) -> tuple:

@@ -275,8 +275,12 @@ SLOTS = (("max |grad|", MAX_MISTAKES), ("zero fraction", ZERO_MISTAKES))
 
 
 def _grad_check(grad: torch.Tensor) -> tuple[float, float]:
-    """The truth: max |grad| and the fraction of exact zeros."""
-    return grad.abs().max().item(), (grad == 0).float().mean().item()
+    """The truth: max |grad| (the infinity norm) and the fraction of exact zeros (those
+    count_nonzero leaves out), computed unlike the notebook's answer, which the student release
+    must not hold. The checker compares to 1e-6, far above float32's rounding of a mean."""
+    g = grad.detach().cpu()
+    zeros = g.numel() - torch.count_nonzero(g).item()
+    return torch.linalg.vector_norm(g, float("inf")).item(), zeros / g.numel()
 
 
 def _grad_misses(trials: list[Trial]) -> Verdict | None:

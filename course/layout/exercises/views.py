@@ -9,8 +9,11 @@ notebook's example), torch or the course's calculator asked instead.
 
 from __future__ import annotations
 
+import torch
+
 from course.exercises import Exercise, Verdict, failed, passed, register
 from course.layout import oracle
+from course.layout.calculator import Layout
 from course.layout.exercises.common import Rule, judge, read_smallest
 from course.layout.oracle import Mismatch
 
@@ -22,22 +25,28 @@ OFFSET_WHY = (
 )
 
 
-# The rules as arithmetic: what torch would answer on a probe's arguments, which no case holds.
+# The rules' truth on a probe's arguments, which no case holds: torch asked on a tensor of that
+# layout (the notebook's arithmetic must not ship in the student release).
+
+
+def _torch(view: torch.Tensor) -> tuple:
+    return tuple(view.shape), view.stride(), view.storage_offset()
 
 
 def _t(shape, stride, offset):
-    return shape[::-1], stride[::-1], offset
+    return _torch(Layout.strided(shape, stride, offset).tensor().T)
 
 
 def _step_slice(shape, stride, offset, dim, start, stop, step):
-    new_shape, new_stride = list(shape), list(stride)
-    new_shape[dim] = (stop - start + step - 1) // step  # start, start + step, ... < stop
-    new_stride[dim] = stride[dim] * step
-    return tuple(new_shape), tuple(new_stride), offset + start * stride[dim]
+    """A probe's stop may pass the dim's end, where torch would clip it: the dim is made long
+    enough first, so the answer is the rule's (the sliced dim's size is not part of it)."""
+    long = tuple(max(n, stop) if d == dim else n for d, n in enumerate(shape))
+    index = (slice(None),) * dim + (slice(start, stop, step),)
+    return _torch(Layout.strided(long, stride, offset).tensor()[index])
 
 
 def _permute(shape, stride, offset, dims):
-    return tuple(shape[d] for d in dims), tuple(stride[d] for d in dims), offset
+    return _torch(Layout.strided(shape, stride, offset).tensor().permute(dims))
 
 
 def _three_values(m: Mismatch) -> str | None:

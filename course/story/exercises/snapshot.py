@@ -24,8 +24,11 @@ Layout = dict[str, tuple[torch.nn.Parameter, torch.device, bool]]
 
 
 def values(model: TopKSAE) -> dict[str, torch.Tensor]:
-    """A copy of every parameter's values, on the CPU: what a right snapshot holds."""
-    return {name: p.detach().cpu().clone() for name, p in model.named_parameters()}
+    """A copy of every parameter's values, on the CPU: what a right snapshot holds. Read from
+    the state_dict (detached tensors, parameters in named_parameters' order, then buffers),
+    not the way the notebook's answer reads them: a student release must not hold that."""
+    params = dict(model.named_parameters())
+    return {name: t.cpu().clone() for name, t in model.state_dict().items() if name in params}
 
 
 def layout(model: TopKSAE) -> Layout:
