@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import ast
+import json
 import shutil
 import sys
 import textwrap
@@ -95,11 +96,26 @@ def names_a_helper(region: str, helpers: set[str]) -> bool:
     )
 
 
+def _readable(path: Path) -> str:
+    """A file's text as code reads: a notebook's cells and outputs, not its JSON (which escapes
+    every quote a solution holds)."""
+    text = path.read_text(encoding="utf-8", errors="replace")
+    if path.suffix != ".ipynb":
+        return text
+    try:
+        cells = json.loads(text).get("cells", [])
+    except ValueError:  # not a notebook after all: read it as it is
+        return text
+    parts = ["".join(c.get("source", "")) for c in cells]
+    parts += [json.dumps(o) for c in cells for o in c.get("outputs", [])]
+    return "\n".join(parts)
+
+
 def leaks(target: Path) -> list[str]:
     """'NAME in PATH' for every solution region whose code appears in a file of the release
     (a region too short to recognise, or one call of the notebook's helpers, is not searched)."""
     texts = {
-        path: _code(path.read_text(encoding="utf-8", errors="replace"))
+        path: _code(_readable(path))
         for path in target.rglob("*")
         if path.is_file() and path.suffix in (".py", ".ipynb", ".md", ".txt", ".json", ".cpp")
     }

@@ -63,7 +63,12 @@ def _in_release(code: str) -> subprocess.CompletedProcess:
     env = {**os.environ, "PYTHONPATH": str(release()), "COURSE_INSTRUCTOR": "1"}
     env.pop("COURSE_SOLUTIONS", None)
     return subprocess.run(
-        [sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=300
+        [sys.executable, "-c", code],
+        env=env,
+        cwd=release(),  # not the checkout: its course/ would come first on sys.path
+        capture_output=True,
+        text=True,
+        timeout=300,
     )
 
 
