@@ -34,11 +34,13 @@ What ordinary code expects of a device, and how it gets it:
 from __future__ import annotations
 
 import contextlib
+import sys
+import warnings
 
 import torch
 
 from course.emps import backend as backends
-from course.emps import ops, storage
+from course.emps import generators, host_ops, ops, storage
 from course.emps.mps_kernels import KernelCall, passes_through, run_kernel
 from course.emps.optim_paths import check_fused, run_foreach
 from course.emps.threads import enter_calling_thread_backward
@@ -62,19 +64,29 @@ class EmulatedTensor(torch.Tensor):
 
     @staticmethod
     def __new__(cls, inner: torch.Tensor) -> EmulatedTensor:
-        if type(inner) is not torch.Tensor:  # the hot path wraps plain CPU results only
+        if type(inner) is not torch.Tensor or not inner.is_cpu:  # the hot path: CPU results
             _require_host_tensor(inner)
         if inner.dtype == torch.float64:
             raise TypeError(FLOAT64_MESSAGE)
-        wrapper = torch.Tensor._make_wrapper_subclass(
-            cls,
-            inner.size(),
-            strides=inner.stride(),
-            storage_offset=inner.storage_offset(),
-            dtype=inner.dtype,
-            device=_THE_DEVICE[0],
-            requires_grad=False,
-        )
+        if inner.layout is not torch.strided:  # a sparse gradient (nn.Embedding(sparse=True))
+            wrapper = torch.Tensor._make_wrapper_subclass(
+                cls,
+                inner.size(),
+                dtype=inner.dtype,
+                layout=inner.layout,
+                device=_THE_DEVICE[0],
+                requires_grad=False,
+            )
+        else:
+            wrapper = torch.Tensor._make_wrapper_subclass(
+                cls,
+                inner.size(),
+                strides=inner.stride(),
+                storage_offset=inner.storage_offset(),
+                dtype=inner.dtype,
+                device=_THE_DEVICE[0],
+                requires_grad=False,
+            )
         wrapper.inner = inner
         return wrapper
 
@@ -173,12 +185,35 @@ _PLANS: dict[int, tuple] = {}
 
 def _plan(func: torch._ops.OpOverload) -> tuple:
     special = _SPECIAL.get(func)
+    if special is None and _generator_slot(func) is not None:
+        special = _run_with_generator
     plan = _PLANS[id(func)] = (func, special, None if special else ops.route(func))
     return plan
 
 
+def _generator_slot(func: torch._ops.OpOverload) -> tuple[int, str] | None:
+    """Where a random op takes its generator: (position, name), or None for other ops."""
+    for index, argument in enumerate(func._schema.arguments):
+        if "Generator" in str(argument.type):
+            return index, argument.name
+    return None
+
+
+def _run_with_generator(func, args, kwargs):
+    """A random op: its generator must be the device's (course.emps.generators)."""
+    index, name = _generator_slot(func)
+    generator = kwargs.get(name) if name in kwargs else (args[index] if index < len(args) else None)
+    generators.check_generator(func._schema.name.split("::")[-1], generator)
+    op = ops.route(func)
+    if op.route != "composite":
+        _check_same_device(op.name, args, kwargs)
+    return _HANDLERS[op.route](func, op, args, kwargs)
+
+
 def _require_host_tensor(inner: object) -> None:
     """What an EmulatedTensor can wrap: a CPU tensor (it is the device's memory)."""
+    if _traced(inner):
+        raise compile_refusal(f"a {type(inner).__name__} stood in for the device's memory")
     plain = isinstance(inner, torch.Tensor) and not isinstance(inner, EmulatedTensor)
     if plain and inner.device.type == "cpu":
         return
@@ -190,14 +225,61 @@ def _require_host_tensor(inner: object) -> None:
     )
 
 
+def _traced(inner: object) -> bool:
+    """Whether `inner` is a tracer's stand-in (torch.compile, torch.export and make_fx trace a
+    device tensor by rebuilding it over a FakeTensor or a FunctionalTensor)."""
+    if not isinstance(inner, torch.Tensor) or type(inner) is torch.Tensor:
+        return False
+    for module, name in _TRACING_TENSORS:
+        kind = getattr(sys.modules.get(module), name, None)
+        if kind is not None and isinstance(inner, kind):
+            return True
+    return False
+
+
+_TRACING_TENSORS = (
+    ("torch._subclasses.fake_tensor", "FakeTensor"),
+    ("torch._subclasses.functional_tensor", "FunctionalTensor"),
+)
+COMPILE_MESSAGE = (
+    "torch.compile (and torch.export, make_fx: anything that traces with FakeTensors) is not "
+    f"supported on the emulated MPS device {DEVICE!r}: its tensors are a Python wrapper "
+    "whose kernels run eagerly, and no compiler backend knows the device (real MPS has one "
+    "in recent PyTorch). Call the function without torch.compile on emps tensors, or "
+    "compile it for CPU tensors"
+)
+_REFUSALS: dict[str, type] = {}
+
+
+def compile_refusal(detail: str) -> CourseError:
+    """The CourseError a tracer gets on the device. While torch.compile runs it is also a
+    TorchRuntimeError, one of the types Dynamo re-raises as they are, so the learner reads
+    this message rather than an InternalTorchDynamoError wrapping it."""
+    message = f"{COMPILE_MESSAGE} ({detail})"
+    dynamo = sys.modules.get("torch._dynamo.exc")
+    if dynamo is None:
+        return CourseError(message)
+    if "compile" not in _REFUSALS:
+
+        class CompileNotSupported(CourseError, dynamo.TorchRuntimeError):
+            def __init__(self, text: str) -> None:
+                dynamo.TorchRuntimeError.__init__(self, text)
+
+        CompileNotSupported.__module__ = __name__
+        CompileNotSupported.__qualname__ = "CompileNotSupported"
+        _REFUSALS["compile"] = CompileNotSupported
+    return _REFUSALS["compile"](message)
+
+
 def _run_functional(func, op: ops.OpRoute, args, kwargs):
     return _wrap(func(*_unwrap(args), **_unwrap_kwargs(kwargs)))
 
 
 def _run_direct(func, op: ops.OpRoute, args, kwargs):
-    """Run on the wrapped storage, so every write lands; refuse a resized out= tensor."""
+    """Run on the wrapped storage, so every write lands; an out= tensor the CPU kernel
+    resized (with PyTorch's warning, where it warns) takes its new shape."""
     result = func(*_unwrap(args), **_unwrap_kwargs(kwargs))
-    _check_not_resized(op.name, [*args, *kwargs.values()])
+    _follow_resizes([*args, *kwargs.values()])
     return _wrap(result)
 
 
@@ -284,10 +366,21 @@ def _device_mix(name: str, other: torch.device) -> RuntimeError:
 
 def _copy_into(destination: torch.Tensor, source: torch.Tensor) -> torch.Tensor:
     """A copy across the device boundary, in either direction (copy_ and _copy_from)."""
-    data = source.inner if isinstance(source, EmulatedTensor) else source
-    target = destination.inner if isinstance(destination, EmulatedTensor) else destination
-    target.copy_(data)
+    _host(destination).copy_(_host(source))
     return destination
+
+
+def _host(tensor: torch.Tensor) -> torch.Tensor:
+    """The CPU tensor holding a tensor's values: an EmulatedTensor's `inner`; for a plain
+    tensor on "emps", which PyTorch's C++ makes over a device storage (pickle writes a
+    storage through one), a CPU view of that storage's host; a CPU tensor itself."""
+    if isinstance(tensor, EmulatedTensor):
+        return tensor.inner
+    if tensor.device.type != DEVICE_NAME:
+        return tensor
+    host = storage.host_storage(tensor.untyped_storage())
+    view = torch.empty(0, dtype=tensor.dtype)
+    return view.set_(host, tensor.storage_offset(), tensor.size(), tensor.stride())
 
 
 def _copy_from_kernel(source, destination, non_blocking=False):
@@ -361,7 +454,18 @@ def _index_with_host_indices(func, args, kwargs):
     return _HANDLERS[op.route](func, op, args, kwargs)
 
 
+def _run_on_host(func, args, kwargs):
+    """A whole op of `course.emps.host_ops` with autograd off: the CPU runs it, undecomposed."""
+    label = func._schema.name.split("::")[-1]
+    names = [argument.name for argument in func._schema.arguments]
+    for name, value in (*zip(names, args, strict=False), *kwargs.items()):
+        if name not in host_ops.HOST_ARGUMENTS:
+            _check_same_device(label, (value,), {})
+    return _wrap(func(*_unwrap(args), **_unwrap_kwargs(kwargs)))
+
+
 _SPECIAL = {
+    **dict.fromkeys(host_ops.overloads(), _run_on_host),
     torch.ops.aten.copy_.default: lambda func, args, kwargs: _copy_into(args[0], args[1]),
     torch.ops.aten._copy_from.default: lambda func, args, kwargs: _copy_into(args[1], args[0]),
     torch.ops.aten._to_copy.default: _to_copy,
@@ -413,11 +517,16 @@ def _run_mutating(func, op: ops.OpRoute, args, kwargs):
     target = args[op.written] if in_place else kwargs[op.written]
     if not isinstance(target, EmulatedTensor):  # a 0-dim CPU output with device inputs
         raise _device_mix(op.name, target.device)
+    if not in_place:
+        _resize_output(func, target, args, kwargs)
+    layouts = _layouts(args, kwargs)
+    if layouts == "sparse":  # no MPSGraph kernel, no Placeholder: see _layouts
+        return _run_direct(func, op, args, kwargs)
     backend = backends.current_backend()
     kernel = backend.kernel_for(op.family)
-    if passes_through(kernel) and _all_contiguous(args, kwargs):
+    if passes_through(kernel) and layouts == "contiguous":
         func(*_unwrap(args), **_unwrap_kwargs(kwargs))  # what the kernel does on such tensors
-        _check_not_resized(op.name, [target])
+        _follow_resizes([target])
         return target
     out_slot = (op.written, None)
     input_slots = [slot for slot in _tensor_slots(args, kwargs) if slot != out_slot]
@@ -448,18 +557,26 @@ def _run_mutating(func, op: ops.OpRoute, args, kwargs):
         in_place=in_place,
     )
     run_kernel(kernel, call)
-    _check_not_resized(op.name, [target])
+    _follow_resizes([target])
     return target
 
 
-def _all_contiguous(args, kwargs) -> bool:
-    """Whether every device tensor among the arguments is contiguous (no Placeholder copies)."""
+def _layouts(args, kwargs) -> str:
+    """The device tensors among the arguments: all "contiguous" (no Placeholder copies), some
+    "strided" otherwise, or "sparse" when any is a sparse tensor (an embedding's sparse
+    gradient, SparseAdam's updates). Sparse ops never ran through MPSGraph Placeholders (real
+    MPS had no sparse kernels before 2.7), so no lost write is known for them: they run as
+    the CPU runs them."""
+    found = "contiguous"
     for value in (*args, *kwargs.values()):
         items = value if type(value) in (list, tuple) else (value,)
         for item in items:
-            if isinstance(item, EmulatedTensor) and not item.inner.is_contiguous():
-                return False
-    return True
+            if isinstance(item, EmulatedTensor):
+                if item.layout is not torch.strided:
+                    return "sparse"
+                if not item.inner.is_contiguous():
+                    found = "strided"
+    return found
 
 
 def _is_number(value: object) -> bool:
@@ -467,17 +584,94 @@ def _is_number(value: object) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
-def _check_not_resized(name: str, arguments) -> None:
-    """Refuse an out= tensor the op resized: a wrapper's shape cannot follow its storage."""
+def _resize_output(func, target: EmulatedTensor, args, kwargs) -> None:
+    """Resize an out= tensor as the op will, before its kernel runs.
+
+    A structured kernel's meta function resizes its out= tensor (`resize_output`: a tensor of
+    another shape takes the result's shape, and PyTorch warns unless it was empty), restrides
+    it to the layout it picked from the inputs, and only then runs the kernel body, on real
+    MPS as on the CPU. So the emulated kernel must see the output already resized.
+
+    The op's meta function on meta stand-ins says, silently, whether the shape changes (an
+    op without one, or one it refuses, is left to the real run). Only then does the CPU run
+    the op once into a fresh stand-in of the output's layout, so that the new sizes and
+    strides, and the warning, are the CPU's own (Python meta functions word the warning
+    differently and keep other strides); a random op's generator is rewound after it.
+    """
+    try:
+        meta_args = [_meta(value) for value in args]
+        meta_kwargs = {key: _meta(value) for key, value in kwargs.items()}
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            func(*meta_args, **meta_kwargs)
+    except (NotImplementedError, RuntimeError, TypeError, ValueError, IndexError):
+        return
+    name = _out_name(kwargs, target)
+    if meta_kwargs[name].shape == target.shape:
+        return
+    stand_in = torch.empty_strided(target.shape, target.stride(), dtype=target.dtype)
+    with _generator_kept(func, args, kwargs):
+        func(*_unwrap(args), **{**_unwrap_kwargs(kwargs), name: stand_in})
+    inner = target.inner.resize_(stand_in.shape)
+    if inner.stride() != stand_in.stride():
+        inner.as_strided_(stand_in.shape, stand_in.stride())
+    _follow_inner(target)
+
+
+@contextlib.contextmanager
+def _generator_kept(func, args, kwargs):
+    """Rewind the generator a random op draws from (its own, or the CPU's default)."""
+    slot = _generator_slot(func)
+    if slot is None:
+        yield
+        return
+    index, name = slot
+    generator = kwargs.get(name) if name in kwargs else (args[index] if index < len(args) else None)
+    generator = generator if generator is not None else torch.default_generator
+    state = generator.get_state()
+    try:
+        yield
+    finally:
+        generator.set_state(state)
+
+
+def _out_name(kwargs: dict, target: EmulatedTensor) -> str:
+    return next(key for key, value in kwargs.items() if value is target)
+
+
+def _meta(value):
+    if isinstance(value, torch.Tensor):
+        if value.layout is not torch.strided:
+            raise NotImplementedError  # no meta stand-in: the real run decides
+        return torch.empty_strided(value.shape, value.stride(), dtype=value.dtype, device="meta")
+    if type(value) in (list, tuple):
+        return type(value)(_meta(item) for item in value)
+    if isinstance(value, torch.device):
+        return torch.device("meta")
+    return value
+
+
+def _follow_resizes(arguments) -> None:
+    """Give each device tensor whose CPU memory an op resized (an out= tensor) the new shape."""
     for value in arguments:
         values = value if type(value) in (list, tuple) else (value,)
         for tensor in values:
-            if isinstance(tensor, EmulatedTensor) and tensor.inner.shape != tensor.shape:
-                raise CourseError(
-                    f"aten::{name} resized its out= tensor from {tuple(tensor.shape)} to "
-                    f"{tuple(tensor.inner.shape)}; on {DEVICE} an out= tensor must already have "
-                    "the result's shape (or leave out= away and use the returned tensor)"
-                )
+            if isinstance(tensor, EmulatedTensor) and tensor.layout is torch.strided:
+                inner = tensor.inner
+                if inner.shape != tensor.shape or inner.stride() != tensor.stride():
+                    _follow_inner(tensor)
+
+
+def _follow_inner(tensor: EmulatedTensor) -> None:
+    """Set the wrapper's sizes, strides, offset and storage to its `inner`'s (a resize)."""
+    inner = tensor.inner
+    shown = storage.device_storage(inner.untyped_storage(), tensor.device)
+    torch.ops.aten.set_.source_Storage_storage_offset.redispatch(
+        _CPU_KEYS, tensor, shown, inner.storage_offset(), inner.size(), inner.stride()
+    )
+
+
+_CPU_KEYS = torch._C.DispatchKeySet(torch._C.DispatchKey.CPU)
 
 
 _HANDLERS = {
@@ -614,7 +808,9 @@ def register() -> None:
     library.impl("_copy_from", _copy_from_kernel, "PrivateUse1")
     for overload in _factory_overloads():
         library.impl(overload, _cpu_factory(overload), "PrivateUse1")
+    host_ops.install(library, EmulatedTensor, _device_mix)
     _LIBRARY.append(library)
     _THE_DEVICE.append(torch.device(DEVICE))
     storage.install(_THE_DEVICE[0], _check_index)
+    generators.install(_THE_DEVICE[0], _check_index)
     enter_calling_thread_backward()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import warnings
 
 import pytest
 import torch
@@ -120,14 +121,51 @@ def test_old_torch_is_refused_with_the_real_floor(monkeypatch):
         lambda a, empty: torch.add(a, a, out=empty(0)),
         lambda a, empty: torch.sum(a, 0, out=empty(0)),
         lambda a, empty: torch.max(a, 0, out=(empty(0), empty(0, dtype=torch.long))),
+        lambda a, empty: torch.mul(a, 2, out=empty(5)),
+        lambda a, empty: torch.addcmul(a, a, a, out=empty(4, 4).T),
+        lambda a, empty: torch.addcmul(a.T, a.T, a.T, out=empty(5, 5)),
     ],
 )
-def test_an_out_tensor_that_would_be_resized_is_refused(call):
-    def empty(*size, dtype=torch.float32):
-        return torch.empty(*size, dtype=dtype, device=emps.DEVICE)
+@pytest.mark.parametrize("profile", list(emps.PROFILES))
+def test_an_out_tensor_of_another_shape_is_resized_as_on_the_cpu(call, profile):
+    """Shape, strides, values and warning as on the CPU (resize_output, then the kernel);
+    2.2.1's lost write only where its historical bug applies (a non-contiguous addcmul out)."""
 
-    with pytest.raises(CourseError, match=r"resized its out= tensor from \(0,\)"):
-        call(torch.ones(2, 3, device=emps.DEVICE), empty)
+    def run(device):
+        def empty(*size, dtype=torch.float32):
+            return torch.zeros(*size, dtype=dtype, device=device)
+
+        a = torch.arange(6.0, device=device).reshape(2, 3)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            result = call(a, empty)
+        outs = result if isinstance(result, tuple) else (result,)
+        return [(o.shape, o.stride(), o.cpu()) for o in outs], [str(w.message) for w in caught]
+
+    with emps.use_profile(profile):
+        on_device, device_warnings = run(emps.DEVICE)
+    on_cpu, cpu_warnings = run("cpu")
+    assert device_warnings == cpu_warnings
+    for (shape, stride, values), (cpu_shape, cpu_stride, cpu_values) in zip(
+        on_device, on_cpu, strict=True
+    ):
+        assert (shape, stride) == (cpu_shape, cpu_stride)
+        contiguous = torch.empty_strided(shape, stride).is_contiguous()
+        historical = profile == emps.TORCH_2_2_1.name and not contiguous  # addcmul's out only
+        assert same_bits(values, cpu_values) != historical
+
+
+def test_a_resized_out_tensor_keeps_the_historical_lost_write():
+    """2.2.1's addcmul kernel runs after the resize: transposed inputs give the resized output
+    transposed strides (the kernel's layout), and its write is lost, as on the real stack;
+    contiguous inputs give a contiguous output, which the kernel writes."""
+    ones = torch.ones(2, 2, device=emps.DEVICE)
+    with emps.use_profile(emps.TORCH_2_2_1), pytest.warns(UserWarning, match="was resized"):
+        written = torch.addcmul(ones, ones, ones, out=torch.zeros(3, 3, device=emps.DEVICE).T)
+        lost = torch.addcmul(ones.T, ones.T, ones, out=torch.zeros(3, 3, device=emps.DEVICE).T)
+    assert written.shape == lost.shape == (2, 2)
+    assert written.cpu().tolist() == [[2.0, 2.0], [2.0, 2.0]]
+    assert lost.stride() == (1, 2) and lost.cpu().tolist() == [[0.0, 0.0], [0.0, 0.0]]
 
 
 @pytest.mark.parametrize(
