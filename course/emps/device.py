@@ -539,12 +539,34 @@ def _run_mutating(func, op: ops.OpRoute, args, kwargs):
         if scalar is not None:  # a kernel that mangles its number arguments (course.mystery)
             call_args = [scalar(a) if _is_number(a) else a for a in call_args]
             call_kwargs = {k: scalar(v) if _is_number(v) else v for k, v in call_kwargs.items()}
+        if op.random:  # Note [Random draws land where the CPU puts them]
+            for slot in input_slots:
+                value = _get(call_args, call_kwargs, slot)
+                if slot != out_slot and _same_memory(value, target.inner):
+                    _put(call_args, call_kwargs, slot, _strided_copy(value))
+            drawn = _strided_copy(target.inner, values=False)
+            _put(call_args, call_kwargs, out_slot, drawn)
+            func(*call_args, **call_kwargs)
+            out_buffer.copy_(drawn)
+            return out_buffer
         for slot, buffer in zip(input_slots, input_buffers, strict=True):
             _put(call_args, call_kwargs, slot, buffer)
         if in_place and input_buffers[0] is not out_buffer:
             out_buffer.copy_(input_buffers[0])  # the graph reads self, then writes the output
         _put(call_args, call_kwargs, out_slot, out_buffer)
         return func(*call_args, **call_kwargs)
+
+    # Note [Random draws land where the CPU puts them]: a random kernel draws its numbers in
+    # the order it walks its tensors, and the CPU walks non-contiguous ones in memory order
+    # (and fills a contiguous float tensor of 16 or more elements in a pattern of its own;
+    # an out= variant such as cauchy.out draws into a tensor laid out like its input), so
+    # drawing between contiguous gathered copies would put the same numbers in other places.
+    # So the graph of a random op reads its inputs where they lie (their values are those of
+    # the gathered copies: only the layout differs; an input that is the output, as in
+    # `torch.normal(c, s, out=c)`, is read from a copy with its layout, as a gathering kernel
+    # reads a copy) and draws into a scratch tensor with the output's own sizes and strides,
+    # then hands the values on as any graph's result: seeded draws are bitwise the CPU's
+    # wherever they arrive, and a lost write is lost as before.
 
     call = KernelCall(
         op=op.label,
@@ -559,6 +581,18 @@ def _run_mutating(func, op: ops.OpRoute, args, kwargs):
     run_kernel(kernel, call)
     _follow_resizes([target])
     return target
+
+
+def _same_memory(value: object, tensor: torch.Tensor) -> bool:
+    return isinstance(value, torch.Tensor) and (
+        value.untyped_storage().data_ptr() == tensor.untyped_storage().data_ptr()
+    )
+
+
+def _strided_copy(tensor: torch.Tensor, values: bool = True) -> torch.Tensor:
+    """A tensor of its own with `tensor`'s sizes and strides (and values, unless told not)."""
+    made = torch.empty_strided(tensor.shape, tensor.stride(), dtype=tensor.dtype)
+    return made.copy_(tensor) if values else made
 
 
 def _layouts(args, kwargs) -> str:

@@ -55,6 +55,7 @@ class OpRoute:
     label: str = ""  # what a KernelEvent calls it: "aten::addcmul_", "aten::add.out"
     family: str = ""  # structured kernel family: "addcmul" for addcmul_ and addcmul.out
     written: int | str | None = None  # schema position (in-place) or keyword (out=)
+    random: bool = False  # draws random numbers (torch's nondeterministic_seeded tag)
 
 
 _ROUTES: dict[torch._ops.OpOverload, OpRoute] = {}
@@ -96,4 +97,5 @@ def _classify(func: torch._ops.OpOverload) -> OpRoute:
         label=f"aten::{name}" if in_place else f"aten::{name}.{func._overloadname}",
         family=name.rstrip("_"),
         written=index if in_place else argument.name,
+        random=torch.Tag.nondeterministic_seeded in func.tags,
     )
