@@ -42,6 +42,44 @@ class Layout:
     storage_size: int
     storage_id: int = 0
 
+    def __post_init__(self) -> None:
+        """A layout torch could make: one non-negative stride per dim, a non-negative offset,
+        every element inside the storage (torch refuses negative strides and offsets too)."""
+        shape = self.shape
+        if not isinstance(shape, (tuple, list)) or not all(_whole(n) and n >= 0 for n in shape):
+            raise CourseError(
+                f"shape={shape!r} is not allowed: give a tuple of whole numbers, each >= 0"
+            )
+        shape, stride = tuple(shape), self.stride
+        if not isinstance(stride, (tuple, list)) or not all(_whole(s) for s in stride):
+            raise CourseError(
+                f"stride={stride!r} is not allowed: give a tuple of whole numbers, one per dim "
+                f"of shape {shape}"
+            )
+        if len(stride) != len(shape):
+            raise CourseError(
+                f"stride={tuple(stride)} has {len(stride)} entries but shape {shape} has "
+                f"{len(shape)} dims: give one stride per dim"
+            )
+        if any(s < 0 for s in stride):
+            raise CourseError(
+                f"stride={tuple(stride)} is not allowed: strides are >= 0 (torch has no "
+                "negative strides; flip() copies instead)"
+            )
+        for name in ("offset", "storage_size"):
+            value = getattr(self, name)
+            if not _whole(value) or value < 0:
+                raise CourseError(f"{name}={value!r} is not allowed: give a whole number >= 0")
+        if math.prod(shape):
+            last = self.offset + sum((n - 1) * s for n, s in zip(shape, stride, strict=True))
+            if last >= self.storage_size:
+                raise CourseError(
+                    f"shape {shape}, stride {tuple(stride)}, offset {self.offset} reaches storage "
+                    f"slot {last}, but the storage holds only {self.storage_size} elements"
+                )
+        object.__setattr__(self, "shape", shape)
+        object.__setattr__(self, "stride", tuple(stride))
+
     @classmethod
     def contiguous(cls, shape: tuple[int, ...], storage_id: int = 0) -> Layout:
         """A fresh row-major tensor of `shape` (what torch.empty(shape) makes)."""
@@ -58,7 +96,20 @@ class Layout:
     def strided(cls, shape: tuple[int, ...], stride: tuple[int, ...], offset: int = 0) -> Layout:
         """Any strides over the smallest storage that holds every element (as notebook 04 draws
         layouts: shape, stride and offset, the storage implied)."""
-        shape, stride = tuple(shape), tuple(stride)
+        shape = require_shape("shape", shape, smallest=0, max_elements=None)
+        if not isinstance(stride, (tuple, list)) or len(stride) != len(shape):
+            raise CourseError(
+                f"stride={stride!r} is not allowed: give a tuple of {len(shape)} whole numbers, "
+                f"one per dim of shape {shape}"
+            )
+        if not _whole(offset) or offset < 0:
+            raise CourseError(f"offset={offset!r} is not allowed: give a whole number >= 0")
+        stride = tuple(stride)
+        if not all(_whole(s) and s >= 0 for s in stride):
+            raise CourseError(
+                f"stride={stride!r} is not allowed: strides are whole numbers >= 0 (torch has "
+                "no negative strides; flip() copies instead)"
+            )
         span = sum((n - 1) * s for n, s in zip(shape, stride, strict=True))
         return cls(shape, stride, offset, offset + 1 + span if math.prod(shape) else offset)
 
