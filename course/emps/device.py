@@ -288,11 +288,19 @@ def _run_fused(func, op: ops.OpRoute, args, kwargs):
     return _run_direct(func, op, args, kwargs)
 
 
-def _refuse_metadata(func, op: ops.OpRoute, args, kwargs):
-    raise CourseError(
-        f"in-place metadata op {op.name} is not supported on {DEVICE}; "
-        "use its out-of-place form (e.g. x = x.t())"
-    )
+def _run_metadata(func, op: ops.OpRoute, args, kwargs):
+    """An in-place metadata op (`t_`, `as_strided_`, `resize_`...; ATen's own code calls
+    `as_strided_`, e.g. adaptive_avg_pool2d on channels_last input): the CPU changes the
+    sizes and strides of (an alias of) the wrapped memory, and the wrapper takes them."""
+    tensor = args[0]
+    if not isinstance(tensor, EmulatedTensor):
+        raise _device_mix(op.name, tensor.device)
+    inner = tensor.inner
+    # an alias of its own first: the old `inner` object may be shared (it keeps its metadata)
+    tensor.inner = inner.as_strided(inner.size(), inner.stride(), inner.storage_offset())
+    func(tensor.inner, *_unwrap(args[1:]), **_unwrap_kwargs(kwargs))
+    _follow_inner(tensor)
+    return tensor
 
 
 def _unwrap(value):
@@ -714,7 +722,7 @@ _HANDLERS = {
     "direct": _run_direct,
     "fused": _run_fused,
     "foreach": lambda func, op, args, kwargs: run_foreach(func, args, kwargs),
-    "metadata": _refuse_metadata,
+    "metadata": _run_metadata,
     "composite": lambda func, op, args, kwargs: func.decompose(*args, **kwargs),
 }
 

@@ -9,7 +9,11 @@ answer for a PrivateUse1 device is a path neither the CPU nor MPS takes:
   (`_thnn_fused_lstm_cell`, `_thnn_fused_gru_cell`), which have no CPU kernel, so every
   profile failed with "Could not run 'aten::_thnn_fused_lstm_cell' ... 'CPU' backend". MPS
   never took that path: it had its own LSTM kernel (`_lstm_mps`) and ran GRU and the cells
-  as the CPU does. (`nn.RNN` has no fused cell and always worked.)
+  through their unfused ops.
+- `nn.RNN`, `nn.GRU`, `nn.LSTM` (aten::rnn_tanh, rnn_relu...): RNN.cpp projects the inputs of
+  the whole sequence in one matrix product only for CPU tensors (`FullLayer`), one step at a
+  time elsewhere; a sum taken in another order, so `nn.RNN` ran but its gradients were not
+  the CPU's bits. (The CPU's LSTM is a oneDNN kernel besides.)
 - `F.scaled_dot_product_attention`: ATen picks a fused kernel through a per-device stub that
   PrivateUse1 lacks, so the device got the unfused math path, up to 3e-7 away from the CPU's
   flash-attention kernel.
@@ -38,6 +42,10 @@ HOST_OPS = (
     "lstm.data",
     "gru.input",
     "gru.data",
+    "rnn_tanh.input",
+    "rnn_tanh.data",
+    "rnn_relu.input",
+    "rnn_relu.data",
     "lstm_cell",
     "gru_cell",
     "scaled_dot_product_attention",
