@@ -40,7 +40,7 @@ import warnings
 import torch
 
 from course.emps import backend as backends
-from course.emps import generators, host_ops, ops, storage
+from course.emps import backward_errors, generators, host_ops, ops, storage
 from course.emps.mps_kernels import KernelCall, passes_through, run_kernel
 from course.emps.optim_paths import check_fused, run_foreach
 from course.emps.threads import enter_calling_thread_backward
@@ -187,6 +187,8 @@ def _plan(func: torch._ops.OpOverload) -> tuple:
     special = _SPECIAL.get(func)
     if special is None and _generator_slot(func) is not None:
         special = _run_with_generator
+    if special is None and _host_argument_names(func):
+        special = _run_with_host_arguments
     plan = _PLANS[id(func)] = (func, special, None if special else ops.route(func))
     return plan
 
@@ -197,6 +199,30 @@ def _generator_slot(func: torch._ops.OpOverload) -> tuple[int, str] | None:
         if "Generator" in str(argument.type):
             return index, argument.name
     return None
+
+
+def _host_argument_names(func: torch._ops.OpOverload) -> frozenset[str]:
+    names = {argument.name for argument in func._schema.arguments}
+    return frozenset(names & host_ops.HOST_ARGUMENTS)
+
+
+def _run_with_host_arguments(func, args, kwargs):
+    """An op with arguments that are CPU tensors on every device (a packed sequence's lengths
+    and batch sizes, CTC's lengths): those are let through, the others checked as usual."""
+    op = ops.route(func)
+    host = _host_argument_names(func)
+    names = [argument.name for argument in func._schema.arguments]
+    checked = [value for name, value in zip(names, args, strict=False) if name not in host]
+    _check_same_device(op.name, checked, {k: v for k, v in kwargs.items() if k not in host})
+    result = _HANDLERS[op.route](func, op, args, kwargs)
+    on_host = _HOST_RESULTS.get(op.name, ())
+    if on_host:  # results the CPU keeps on every device (batch sizes, lengths)
+        result = tuple(r.inner if i in on_host else r for i, r in enumerate(result))
+    return result
+
+
+# op -> positions of results that are CPU tensors on every device
+_HOST_RESULTS = {"_pack_padded_sequence": (1,), "_pad_packed_sequence": (1,)}
 
 
 def _run_with_generator(func, args, kwargs):
@@ -811,13 +837,41 @@ class _BackendModule:
     def manual_seed_all(self, seed: int) -> None:
         """Nothing to do: random ops run on the CPU storage with the CPU generator."""
 
+    def manual_seed(self, seed: int) -> None:
+        """Seed the device's default generator, which is the CPU's (random ops on the device
+        run the CPU kernels): so this seeds the CPU's random stream too, unlike
+        `torch.mps.manual_seed` on a Mac. Seeded code that wants the two apart uses
+        `torch.Generator(device="emps")`."""
+        torch.manual_seed(seed)
+
+    def seed(self) -> None:
+        torch.seed()
+
+    def initial_seed(self) -> int:
+        return torch.initial_seed()
+
+    def get_rng_state(self, device: object = None) -> torch.Tensor:
+        """The state of the generator the device's random ops draw from by default: the CPU's
+        (`torch.utils.checkpoint` and `torch.random.fork_rng` save and restore it)."""
+        return torch.get_rng_state()
+
+    def set_rng_state(self, state: torch.Tensor, device: object = None) -> None:
+        torch.set_rng_state(state)
+
+    def synchronize(self, device: object = None) -> None:
+        """Nothing to wait for: every emulated kernel has finished when its call returns."""
+
     def get_amp_supported_dtype(self) -> list[torch.dtype]:
-        """Called by `torch.autocast("emps")`: refuse clearly (no autocast kernels here)."""
+        """Called by `torch.autocast("emps")`: refuse clearly (no autocast kernels here), but
+        let a disabled block through, as `torch.utils.checkpoint` opens one for every device
+        of a checkpointed function when it recomputes it."""
+        caller = sys._getframe(1)
+        if caller.f_code.co_name == "__init__" and caller.f_locals.get("enabled") is False:
+            return [torch.float32, torch.float16, torch.bfloat16]
         raise CourseError(
             f"torch.autocast({DEVICE_NAME!r}) is not emulated: the emulated MPS device runs "
             "in the dtypes you give it (float32 for the course's experiments). Drop the "
-            "autocast block (also when enabled=False: use contextlib.nullcontext()), or "
-            "cast the model with .half() / .bfloat16() yourself"
+            "autocast block, or cast the model with .half() / .bfloat16() yourself"
         )
 
 
@@ -843,7 +897,11 @@ def register() -> None:
     if current not in ("privateuseone", DEVICE_NAME):
         raise CourseError(f"PrivateUse1 is already used by the {current!r} backend in this process")
     if current != DEVICE_NAME:
-        setup(DEVICE_NAME, backend_module=_BackendModule())
+        setup(
+            DEVICE_NAME,
+            backend_module=_BackendModule(),
+            device_guard=backward_errors.DeviceGuard(),
+        )
     library = torch.library.Library("aten", "IMPL")
     library.impl("empty.memory_format", _empty_memory_format, "PrivateUse1")
     library.impl("empty_strided", _empty_strided, "PrivateUse1")
@@ -856,3 +914,4 @@ def register() -> None:
     storage.install(_THE_DEVICE[0], _check_index)
     generators.install(_THE_DEVICE[0], _check_index)
     enter_calling_thread_backward()
+    backward_errors.install()

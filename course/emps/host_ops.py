@@ -18,6 +18,10 @@ answer for a PrivateUse1 device is a path neither the CPU nor MPS takes:
   PrivateUse1 lacks, so the device got the unfused math path, up to 3e-7 away from the CPU's
   flash-attention kernel.
 
+- `F.ctc_loss`: ATen takes a slower "composite compliant" path for tensor subclasses (which
+  emps tensors are, to ATen), mixing the CPU lengths into device arithmetic; a real device
+  takes the CPU's path.
+
 So these ops get a kernel of their own at the AutogradPrivateUse1 key: it hands the device
 tensors to the CPU (`_ToHost`: the same memory and strides, no copy), runs the op there, under
 autograd, exactly as a CPU run would (the same kernel choice, LSTM's oneDNN kernel included),
@@ -28,7 +32,8 @@ kernel on a Mac). With autograd off (`torch.inference_mode()`) the op reaches th
 `__torch_dispatch__` undecomposed and runs on the CPU there (`run_on_host`).
 
 Mixing in a CPU tensor is refused as elsewhere on the device; a packed sequence's
-`batch_sizes` is a CPU tensor on every device, so it is let through.
+`batch_sizes` is a CPU tensor on every device, so it is let through (HOST_ARGUMENTS, which the
+device's other ops let through too).
 """
 
 from __future__ import annotations
@@ -49,8 +54,12 @@ HOST_OPS = (
     "lstm_cell",
     "gru_cell",
     "scaled_dot_product_attention",
+    "ctc_loss.Tensor",
+    "ctc_loss.IntList",
 )
-HOST_ARGUMENTS = frozenset({"batch_sizes"})  # CPU tensors by design (packed sequences)
+# Arguments that are CPU tensors by design, on every device: a packed sequence's lengths and
+# batch sizes, CTC's lengths (torch asks for them on the CPU, as it reads them on the host)
+HOST_ARGUMENTS = frozenset({"batch_sizes", "lengths", "input_lengths", "target_lengths"})
 
 
 def overloads() -> list[torch._ops.OpOverload]:

@@ -386,3 +386,88 @@ def test_a_host_copy_of_a_transposed_tensor_keeps_its_layout_and_its_values(kern
         host.mul_(-1)
     assert torch.equal(host, values if kernel_writes else -values)
     assert torch.equal(x.cpu(), values * values if kernel_writes else values)
+
+
+# Issue 37: whatever a learner's model does, the device runs it or says clearly why not.
+
+
+def test_pickle_round_trips_device_tensors_and_parameters():
+    import pickle
+
+    base = torch.arange(12.0).reshape(3, 4).t().to(emps.DEVICE)
+    for value in (base, base[1:, ::2], torch.ones(2, device="emps"), torch.tensor(3.0).to("emps")):
+        back = pickle.loads(pickle.dumps(value))
+        assert back.device.type == "emps" and back.stride() == value.stride()
+        assert same_bits(back.cpu(), value.cpu())
+    parameter = torch.nn.Parameter(torch.ones(2, device=emps.DEVICE))
+    back = pickle.loads(pickle.dumps(parameter))
+    assert isinstance(back, torch.nn.Parameter) and back.requires_grad
+
+
+def test_torch_compile_is_refused_with_a_course_message():
+    with pytest.raises(CourseError, match="torch.compile .* is not supported on the emulated"):
+        torch.compile(lambda x: x + 1)(torch.ones(2, device=emps.DEVICE))
+
+
+def test_a_meta_tensor_cannot_be_the_devices_memory():
+    with pytest.raises(CourseError, match="not a tensor on meta"):
+        emps.EmulatedTensor(torch.empty(2, device="meta"))
+
+
+@pytest.mark.parametrize("profile", list(emps.PROFILES))
+def test_in_place_metadata_ops_follow_the_memory(profile):
+    """ATen calls as_strided_ itself (adaptive_avg_pool2d on channels_last input)."""
+    with emps.use_profile(profile):
+        x = torch.arange(6.0, device=emps.DEVICE).reshape(2, 3)
+        x.t_()
+        assert x.shape == (3, 2) and x.stride() == (1, 3)
+        assert x.cpu().tolist() == [[0.0, 3.0], [1.0, 4.0], [2.0, 5.0]]
+        grown = torch.zeros(2, device=emps.DEVICE).resize_(3, 4).fill_(1.0)
+        assert grown.shape == (3, 4) and grown.cpu().sum() == 12.0
+        image = torch.randn(2, 3, 5, 5).contiguous(memory_format=torch.channels_last)
+        pooled = torch.nn.functional.adaptive_avg_pool2d(image.to(emps.DEVICE), 1)
+    expected = torch.nn.functional.adaptive_avg_pool2d(image, 1)
+    assert pooled.stride() == expected.stride() and same_bits(pooled.cpu(), expected)
+
+
+def test_recurrent_layers_run_in_inference_mode():
+    torch.manual_seed(0)
+    layers = [torch.nn.LSTM(3, 4), torch.nn.GRU(3, 4), torch.nn.LSTMCell(3, 4)]
+    x = torch.randn(2, 3)
+    for layer in layers:
+        with torch.inference_mode():
+            expected = layer(x)[0]
+            on_device = layer.to(emps.DEVICE)(x.to(emps.DEVICE))[0]
+        assert same_bits(on_device.cpu(), expected)
+
+
+@pytest.mark.parametrize("profile", list(emps.PROFILES))
+@pytest.mark.parametrize(
+    "options",
+    [{}, {"is_causal": True}, {"attn_mask": "float"}, {"dropout_p": 0.2}, {"scale": 0.3}],
+)
+def test_scaled_dot_product_attention_is_the_cpus_forward_and_backward(options, profile):
+    def attend(device):
+        torch.manual_seed(0)
+        q, k, v = (torch.randn(2, 3, 9, 8) for _ in range(3))
+        q = q.transpose(2, 3).contiguous().transpose(2, 3)  # a strided query
+        kwargs = dict(options)
+        if kwargs.get("attn_mask") == "float":
+            kwargs["attn_mask"] = torch.randn(9, 9).to(device)
+        leaves = [t.to(device).requires_grad_() for t in (q, k, v)]
+        torch.manual_seed(1)
+        out = torch.nn.functional.scaled_dot_product_attention(*leaves, **kwargs)
+        out.square().sum().backward()
+        return [out.detach().cpu()] + [t.grad.cpu() for t in leaves]
+
+    with emps.use_profile(profile):
+        on_device = attend(emps.DEVICE)
+    for got, expected in zip(on_device, attend("cpu"), strict=True):
+        assert same_bits(got, expected)
+
+
+def test_a_cpu_tensor_mixed_into_a_recurrent_layer_is_refused():
+    layer = torch.nn.LSTM(3, 4).to(emps.DEVICE)
+    state = (torch.zeros(1, 1, 4), torch.zeros(1, 1, 4))
+    with pytest.raises(RuntimeError, match="same device"):
+        layer(torch.randn(2, 1, 3, device=emps.DEVICE), state)

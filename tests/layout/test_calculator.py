@@ -196,3 +196,24 @@ def test_bad_shapes_and_unknown_ops_are_course_errors():
         apply(Layout.contiguous((2, 3)), Op("mT"))
     with pytest.raises(CourseError, match="no rule for 'T'"):
         apply(Layout.contiguous((2, 3)), "T")
+
+
+@pytest.mark.parametrize(
+    ("make", "match"),
+    [
+        (lambda: Layout.strided((2, 3), (1,)), r"stride=\(1,\) is not allowed: give a tuple of 2"),
+        (lambda: Layout.strided((2, 3), (-3, 1)), "strides are whole numbers >= 0"),
+        (lambda: Layout.strided((2, 3), (3, 1), -1), "offset=-1 is not allowed"),
+        (lambda: Layout.strided((2, 3), (3, 1.5)), "whole numbers"),
+        (lambda: Layout.strided("2,3", (3, 1)), "shape='2,3'"),
+        (lambda: Layout((2, 3), (3, -1), 0, 6), "strides are >= 0"),
+        (lambda: Layout((2, 3), (3, 1), -2, 6), "offset=-2"),
+        (lambda: Layout((2, 3), (3, 1), 0, 5), "reaches storage slot 5, but the storage holds"),
+        (lambda: Layout((2, 3), (1,), 0, 6), "has 1 entries but shape"),
+    ],
+)
+def test_layouts_torch_could_not_make_are_refused(make, match):
+    """Issue 37: a stride tuple of the wrong length failed inside zip; negative strides and
+    offsets (which torch refuses) were accepted."""
+    with pytest.raises(CourseError, match=match):
+        make()
