@@ -16,8 +16,8 @@ Note [An error in a backward pass on the device]
        set"), the failure is a C++ exception inside a `noexcept` function: std::terminate.
 
     So the device registers its own guard (`DeviceGuard`): before answering, its `type_` takes
-    any pending error off the indicator (a builtin call raises it as the cause of a
-    SystemError) and keeps it, and the destructor completes. The engine then reports a
+    any pending error off the indicator (`PyErr_Occurred` called through ctypes raises it)
+    and keeps it, and the destructor completes. The engine then reports a
     backward pass that failed without an error ("run_backward returned NULL without setting
     an exception"), and the autograd engine's Python entry point (`Variable._execution_engine`,
     wrapped here by `_Engine`) raises the kept error in its place: the learner reads the error
@@ -26,10 +26,17 @@ Note [An error in a backward pass on the device]
 
 from __future__ import annotations
 
+import ctypes
+
 import torch
 
 _PENDING: list[BaseException] = []  # errors taken off the indicator during the current pass
 _PRIVATEUSE1 = torch._C._autograd.DeviceType.PrivateUse1
+# PyErr_Occurred through ctypes.pythonapi, which checks Python's error indicator after every
+# call and raises what it finds: a check CPython cannot optimise away (a plain builtin call
+# would do only until the interpreter specialises it, after a few calls, skipping the check)
+_ERROR_PENDING = ctypes.pythonapi.PyErr_Occurred
+_ERROR_PENDING.restype = ctypes.c_void_p
 
 
 class DeviceGuard(torch._C._acc.DeviceGuard):
@@ -37,9 +44,9 @@ class DeviceGuard(torch._C._acc.DeviceGuard):
 
     def type_(self):
         try:
-            abs(0)  # a builtin call: with an error pending, CPython raises SystemError here
-        except SystemError as error:
-            _PENDING.append(error.__cause__ if error.__cause__ is not None else error)
+            _ERROR_PENDING()  # raises the pending error, if there is one
+        except BaseException as pending:  # whatever it is, it is kept for the caller
+            _PENDING.append(pending)
         return _PRIVATEUSE1
 
 

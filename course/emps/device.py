@@ -28,7 +28,28 @@ What ordinary code expects of a device, and how it gets it:
 - The profile and the recorders belong to the process: see Note [One thread at a time] in
   `course.emps.threads`. Backward passes run on the thread that imported the course: see
   Note [Backward on the calling thread] there (without it, a script ending in a backward pass
-  could abort at exit).
+  could abort at exit). An error raised on the device during a backward pass reaches the
+  caller: Note [An error in a backward pass on the device] in `course.emps.backward_errors`.
+
+Any model a learner brings (tests/emps/test_model_zoo.py trains one of each kind):
+- Recurrent layers, attention and CTC loss run whole, as the CPU runs them, where ATen would
+  otherwise pick a path by device that neither the CPU nor MPS takes (`course.emps.host_ops`).
+- `out=` tensors of another shape are resized as the CPU resizes them, warning included,
+  before the emulated kernel runs (`_resize_output`); in-place metadata ops (`t_`,
+  `as_strided_`, `resize_`) change the wrapped memory and the wrapper follows.
+- Random ops draw where the CPU puts its draws, on any layout: Note [Random draws land where
+  the CPU puts them]. `torch.Generator(device="emps")` works (`course.emps.generators`).
+- Sparse gradients (`nn.Embedding(sparse=True)`, `SparseAdam`) are sparse wrappers whose ops
+  run as the CPU runs them (no historical lost write is known for sparse kernels).
+- `pickle`, `copy.deepcopy`, `torch.save` round-trip device tensors and parameters.
+
+The bits: on a fixed profile every result is bitwise the CPU's (the tests compare bit
+patterns, also for scaled-dot-product attention, which runs the CPU's kernel choice); the
+historical profiles differ only where their kernel families lose writes.
+
+Not emulated, each refused with a CourseError that says what to do instead:
+`torch.compile`/`torch.export` (FakeTensor tracing: `compile_refusal`), `torch.autocast`
+(enabled), a second device index ("emps:1"), float64 (refused as MPS refuses it).
 """
 
 from __future__ import annotations

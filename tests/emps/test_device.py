@@ -471,3 +471,55 @@ def test_a_cpu_tensor_mixed_into_a_recurrent_layer_is_refused():
     state = (torch.zeros(1, 1, 4), torch.zeros(1, 1, 4))
     with pytest.raises(RuntimeError, match="same device"):
         layer(torch.randn(2, 1, 3, device=emps.DEVICE), state)
+
+
+@pytest.mark.parametrize("reentrant", [False, True])
+def test_activation_checkpointing_trains_as_on_the_cpu(reentrant):
+    """checkpoint() saves and restores the device's random state and opens a disabled
+    autocast block for the device when it recomputes: both must work (an error there ended
+    the process, as any error in a backward pass on the device did)."""
+
+    def step(device):
+        torch.manual_seed(0)
+        block = torch.nn.Sequential(torch.nn.Linear(4, 8), torch.nn.Dropout(0.3), torch.nn.GELU())
+        block.to(device)
+        x = torch.randn(5, 4).to(device).requires_grad_()
+        out = torch.utils.checkpoint.checkpoint(block, x, use_reentrant=reentrant)
+        out.square().sum().backward()
+        return [x.grad.cpu(), block[0].weight.grad.cpu()]
+
+    with emps.use_profile("fixed-macos14"):
+        on_device = step(emps.DEVICE)
+    for got, expected in zip(on_device, step("cpu"), strict=True):
+        assert same_bits(got, expected)
+
+
+def test_packed_sequences_and_ctc_keep_their_lengths_on_the_cpu():
+    def run(device):
+        torch.manual_seed(0)
+        lstm = torch.nn.LSTM(4, 3).to(device)
+        packed = torch.nn.utils.rnn.pack_padded_sequence(
+            torch.randn(5, 2, 4).to(device), torch.tensor([5, 3])
+        )
+        padded, lengths = torch.nn.utils.rnn.pad_packed_sequence(lstm(packed)[0])
+        log_probs = padded.log_softmax(2)
+        targets = torch.tensor([[1, 2], [1, 1]]).to(device)
+        loss = torch.nn.functional.ctc_loss(log_probs, targets, lengths, torch.tensor([2, 2]))
+        loss.backward()
+        assert packed.batch_sizes.device.type == lengths.device.type == "cpu"
+        return [padded.detach().cpu(), loss.detach().cpu(), lstm.weight_hh_l0.grad.cpu()]
+
+    with emps.use_profile("macos15"):
+        on_device = run(emps.DEVICE)
+    for got, expected in zip(on_device, run("cpu"), strict=True):
+        assert same_bits(got, expected)
+
+
+def test_the_device_module_answers_seeding_and_synchronising():
+    torch.emps.manual_seed(5)
+    assert torch.emps.initial_seed() == 5 and torch.emps.get_rng_state().dtype == torch.uint8
+    torch.emps.synchronize()
+    with torch.autocast("emps", enabled=False):  # what checkpoint() opens: allowed
+        assert torch.ones(1, device=emps.DEVICE).dtype == torch.float32
+    with pytest.raises(CourseError, match="autocast.*not emulated"):
+        torch.autocast("emps", dtype=torch.float16)
