@@ -8,23 +8,21 @@ passes them to random ops (`torch.randn(..., device="mps", generator=g)`,
 it makes an `EmulatedGenerator`, and every other device is left to PyTorch.
 
 An `EmulatedGenerator` is a CPU generator (the device's random ops run the CPU kernels on the
-device's CPU memory) that reports device "emps:0", pickles as one, and is accepted by random
-ops on emps tensors; a plain CPU generator given to them is refused as MPS refuses it. Seeded
-draws are therefore bitwise the CPU's: `torch.randn(3, device="emps", generator=g)` with
+device's CPU memory) that reports device "emps:0" and pickles as one. Seeded draws are
+therefore bitwise the CPU's: `torch.randn(3, device="emps", generator=g)` with
 `g.manual_seed(0)` equals `torch.randn(3, generator=torch.Generator().manual_seed(0))`.
 
-One difference from MPS: an emps generator given to a random op on *CPU* tensors is used
-there (MPS raises "Expected a 'cpu' device type for generator but found 'mps'"), because the
-device never sees CPU ops.
+Two leniencies MPS does not have: a CPU generator given to a random op on the device is used
+(MPS raises "Expected a 'mps' device type for generator but found 'cpu'"; the course's own
+experiments draw device tensors from private CPU generators), and an emps generator given to a
+random op on CPU tensors is used too (the device never sees CPU ops).
 """
 
 from __future__ import annotations
 
 import types
-import weakref
 
 import torch
-from torch.utils._python_dispatch import TorchDispatchMode
 
 from course.errors import CourseError
 
@@ -44,35 +42,6 @@ class EmulatedGenerator(torch.Generator):
 
     def __repr__(self) -> str:
         return f"<EmulatedGenerator device='{self.device}' seed={self.initial_seed()}>"
-
-
-# What an op's __torch_dispatch__ receives for a generator argument is not the object the
-# learner made but PyTorch's own Python object for the same C++ generator (made on the first
-# such call and reused while it lives). Each EmulatedGenerator keeps that twin alive, so
-# `_TWINS` knows it: id(twin) -> the EmulatedGenerator, while the EmulatedGenerator lives.
-_TWINS: weakref.WeakValueDictionary[int, EmulatedGenerator] = weakref.WeakValueDictionary()
-
-
-class _CatchGenerator(TorchDispatchMode):
-    """Runs nothing: keeps the generator argument of the one op called inside it."""
-
-    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
-        self.caught = (kwargs or {}).get("generator")
-        return args[0]
-
-
-def _new_generator() -> EmulatedGenerator:
-    made, empty = EmulatedGenerator(), torch.empty(0)
-    with _CatchGenerator() as catch:
-        empty.normal_(generator=made)  # runs no kernel: the mode answers it
-    made._twin = catch.caught
-    if made._twin is not made:
-        _TWINS[id(made._twin)] = made
-    return made
-
-
-def _emulated(generator: object) -> bool:
-    return isinstance(generator, EmulatedGenerator) or id(generator) in _TWINS
 
 
 def _names_device(device: object, name: str) -> bool:
@@ -105,7 +74,7 @@ def install(the_device: torch.device, check_index) -> bool:
                 if len(args) + len(kwargs) > 1:
                     raise TypeError("Generator() takes at most 1 argument (device)")
                 check_index(torch.device(device))
-                return _new_generator()
+                return EmulatedGenerator()
         return previous(cls, *args, **kwargs)
 
     meta.__call__ = __call__
@@ -114,13 +83,9 @@ def install(the_device: torch.device, check_index) -> bool:
 
 
 def check_generator(name: str, generator: object) -> None:
-    """Refuse a generator of another device for a random op on the emulated device."""
-    if generator is None or _emulated(generator):
+    """Refuse what is no generator for a random op on the emulated device. A CPU generator is
+    accepted (MPS refuses one: "Expected a 'mps' device type for generator but found 'cpu'"),
+    because the course's own experiments draw from private CPU generators on the device."""
+    if generator is None or isinstance(generator, torch.Generator):
         return
-    if isinstance(generator, torch.Generator):
-        raise RuntimeError(
-            f"Expected a 'mps' device type for generator but found '{generator.device.type}' "
-            f"(in aten::{name}; emulated MPS device: make the generator with "
-            f"torch.Generator(device={_STATE['device'].type!r}))"
-        )
     raise CourseError(f"generator={generator!r} is not a torch.Generator (in aten::{name})")

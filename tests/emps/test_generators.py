@@ -75,8 +75,10 @@ def test_a_generator_pickles_and_keeps_its_state():
     )
 
 
-def test_generators_of_other_devices_are_refused_as_on_mps():
-    with pytest.raises(RuntimeError, match="Expected a 'mps' device type for generator but found"):
-        torch.randn(3, device="emps", generator=torch.Generator())
+def test_a_cpu_generator_is_accepted_and_a_second_device_refused():
+    """The course's experiments draw device tensors from private CPU generators (MPS itself
+    would refuse one)."""
+    drawn = torch.randn(3, device="emps", generator=cpu_generator(2))
+    assert same_bits(drawn.cpu(), torch.randn(3, generator=cpu_generator(2)))
     with pytest.raises(CourseError, match="'emps:1' does not exist"):
         torch.Generator(device="emps:1")
