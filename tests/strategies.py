@@ -99,7 +99,7 @@ def ops_for(draw, tensor: torch.Tensor) -> Op:
     ]
     choices += ["index", "index", "clone", "narrow"] if ndim else []
     choices += ["t"] if ndim <= 2 else []
-    choices += ["T"] if ndim == 2 else []
+    choices += ["T", "unfold"]  # .T on other ranks than 2: torch warns, reverses the dims
     name = draw(st.sampled_from(choices))
     if name == "index":
         return draw(index_ops(shape))
@@ -126,6 +126,10 @@ def ops_for(draw, tensor: torch.Tensor) -> Op:
         return Op(name, draw(as_strided_args(storage)))
     if name == "clone":
         return Op(name, draw(st.sampled_from([(), ("preserve_format",), ("contiguous_format",)])))
+    if name == "unfold":
+        dim = draw(_dim(ndim))
+        largest = shape[dim] if ndim else 1
+        return Op(name, (dim, draw(st.integers(-1, largest + 1)), draw(st.integers(-1, 3))))
     return Op(name)
 
 

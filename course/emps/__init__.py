@@ -13,8 +13,10 @@ See `course.emps.device` for how it plugs into PyTorch's dispatcher, `course.emp
 which op takes which path, `course.emps.mps_kernels` for the working and broken kernel patterns,
 `course.emps.optim_paths` for `foreach=True` / `fused=True` (what real MPS did, with sources),
 `course.emps.storage` for device memory (`data_ptr()`, storages, `torch.save`/`torch.load`),
-and `course.emps.profiles` for the version history. The active profile and the recorders
-belong to the process, one thread at a time (Note in `course.emps.threads`). Needs torch >= 2.10.
+`course.emps.host_ops` for the layers that run whole as on the CPU (LSTM, GRU, attention),
+`course.emps.generators` for `torch.Generator(device="emps")`, and `course.emps.profiles` for
+the version history. The active profile and the recorders belong to the process, one thread at
+a time (Note in `course.emps.threads`). Needs torch >= 2.10.
 """
 
 from __future__ import annotations

@@ -38,6 +38,23 @@ class Backend:
                 f"Backend(get_profile({self.profile!r})) or use_profile({self.profile!r})"
             )
         require_choice("design", self.design, DESIGNS)
+        if not isinstance(self.overrides, Mapping):
+            raise CourseError(
+                f"overrides={self.overrides!r} is not allowed: give a dict from kernel family "
+                "to kernel, e.g. {'addcmul': emps.gather_compute_scatter}"
+            )
+        for family, kernel in self.overrides.items():
+            if not isinstance(family, str) or not family:
+                raise CourseError(
+                    f"overrides key {family!r} is not a kernel family: use the op's name "
+                    "without '_' or '.out', e.g. 'addcmul' (for addcmul_ and addcmul.out)"
+                )
+            if not callable(kernel):
+                raise CourseError(
+                    f"overrides[{family!r}]={kernel!r} is not a kernel: give a function that "
+                    "takes a KernelCall, e.g. emps.gather_compute_scatter (or leave "
+                    f"{family!r} out to keep the profile's kernel)"
+                )
 
     def kernel_for(self, family: str) -> Kernel:
         """The kernel this backend runs for a structured kernel family."""

@@ -14,7 +14,8 @@ Routes:
 - "direct": writes several tensors, or a list or optional one (batch norm's running stats,
   `max(..., out=(values, indices))`); runs on the wrapped storage, so the writes land as a
   correct kernel's would. No historical lost write is known for these, so none is emulated.
-- "metadata": changes sizes or strides in place (`t_`, `resize_`): a wrapper cannot follow.
+- "metadata": changes sizes or strides in place (`t_`, `as_strided_`, `resize_`): runs on the
+  CPU memory, then the wrapper takes the new sizes, strides and storage.
 - "foreach": `torch._foreach_*`; see `course.emps.optim_paths`.
 - "fused": the fused optimizer kernels (`_fused_adam_`...); see `course.emps.optim_paths`.
 - "composite": has a CompositeImplicitAutograd kernel; runs it, so its parts come back here.
@@ -27,7 +28,7 @@ from dataclasses import dataclass
 
 import torch
 
-# In-place ops that change metadata, not data: a wrapper cannot follow them.
+# In-place ops that change metadata, not data: the wrapper follows its memory's new metadata.
 METADATA_INPLACE = frozenset(
     {
         "t_",
@@ -55,6 +56,7 @@ class OpRoute:
     label: str = ""  # what a KernelEvent calls it: "aten::addcmul_", "aten::add.out"
     family: str = ""  # structured kernel family: "addcmul" for addcmul_ and addcmul.out
     written: int | str | None = None  # schema position (in-place) or keyword (out=)
+    random: bool = False  # draws random numbers (torch's nondeterministic_seeded tag)
 
 
 _ROUTES: dict[torch._ops.OpOverload, OpRoute] = {}
@@ -96,4 +98,5 @@ def _classify(func: torch._ops.OpOverload) -> OpRoute:
         label=f"aten::{name}" if in_place else f"aten::{name}.{func._overloadname}",
         family=name.rstrip("_"),
         written=index if in_place else argument.name,
+        random=torch.Tag.nondeterministic_seeded in func.tags,
     )

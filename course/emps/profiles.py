@@ -44,10 +44,21 @@ class Profile:
                 f"broken={broken!r} is one string; give a set of kernel families, "
                 f"e.g. {{{broken!r}}}"
             )
+        known = ", ".join(sorted(ADAM_FAMILIES | RANDOM_FAMILIES))
+        if not isinstance(broken, (set, frozenset, list, tuple)):
+            raise CourseError(
+                f"broken={broken!r} is not allowed: give a set of kernel families (known: "
+                f"{known}), e.g. {{'addcmul'}}, or set() for none"
+            )
+        if not all(isinstance(family, str) for family in broken):
+            raise CourseError(
+                f"broken={broken!r} is not allowed: kernel families are names, known: {known}"
+            )
+        if name is not None and (not isinstance(name, str) or not name):
+            raise CourseError(f"name={name!r} is not allowed: give the profile a non-empty name")
         unknown = set(broken) - (ADAM_FAMILIES | RANDOM_FAMILIES)
         if unknown:
-            allowed = ", ".join(sorted(ADAM_FAMILIES | RANDOM_FAMILIES))
-            raise CourseError(f"unknown kernel families {sorted(unknown)}; known: {allowed}")
+            raise CourseError(f"unknown kernel families {sorted(unknown)}; known: {known}")
         chosen = f"broken={sorted(broken) or 'none'}"
         return replace(
             self,

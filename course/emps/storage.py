@@ -31,17 +31,26 @@ _HOST = "_emps_host"  # the attribute of a device storage that holds its host (C
 _DEVICE_STORAGES: weakref.WeakValueDictionary[int, torch.UntypedStorage] = (
     weakref.WeakValueDictionary()
 )
+# memory address -> the host there, while it lives: PyTorch's C++ also makes device storages
+# of its own over device memory (at::from_blob: how pickle writes a storage), without _HOST
+_HOSTS: weakref.WeakValueDictionary[int, torch.UntypedStorage] = weakref.WeakValueDictionary()
 _CPU_STORAGE_NEW = torch._C.StorageBase.__new__  # what torch.UntypedStorage(...) runs unpatched
 
 
 def device_storage(host: torch.UntypedStorage, device: torch.device) -> torch.UntypedStorage:
     """The device storage over `host`'s memory: one per host, so every view reports the same."""
     found = _DEVICE_STORAGES.get(host._cdata)
-    if found is not None and getattr(found, _HOST)._cdata == host._cdata:
+    if (
+        found is not None
+        and getattr(found, _HOST)._cdata == host._cdata
+        and found.data_ptr() == host.data_ptr()  # not since moved by a resize (an out= tensor)
+        and found.nbytes() == host.nbytes()
+    ):
         return found
     made = torch._C._construct_storage_from_data_pointer(host.data_ptr(), device, host.nbytes())
     setattr(made, _HOST, host)  # the device storage does not own its memory: its host does
     _DEVICE_STORAGES[host._cdata] = made
+    _HOSTS[host.data_ptr()] = host
     return made
 
 
@@ -50,6 +59,12 @@ def host_storage(storage: torch.UntypedStorage) -> torch.UntypedStorage:
     if storage.device.type == "cpu":
         return storage
     host = getattr(storage, _HOST, None)
+    if host is None:
+        host = _HOSTS.get(storage.data_ptr())
+        if host is not None and (
+            host.data_ptr() != storage.data_ptr() or host.nbytes() < storage.nbytes()
+        ):
+            host = None  # that host has moved (resized) since
     if host is None:
         raise CourseError(
             f"this {storage.device} storage was not made by the emulated device, so it has no "

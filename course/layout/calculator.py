@@ -12,6 +12,7 @@ op chains.
 from __future__ import annotations
 
 import math
+import warnings
 from dataclasses import dataclass, replace
 
 import torch
@@ -41,6 +42,44 @@ class Layout:
     storage_size: int
     storage_id: int = 0
 
+    def __post_init__(self) -> None:
+        """A layout torch could make: one non-negative stride per dim, a non-negative offset,
+        every element inside the storage (torch refuses negative strides and offsets too)."""
+        shape = self.shape
+        if not isinstance(shape, (tuple, list)) or not all(_whole(n) and n >= 0 for n in shape):
+            raise CourseError(
+                f"shape={shape!r} is not allowed: give a tuple of whole numbers, each >= 0"
+            )
+        shape, stride = tuple(shape), self.stride
+        if not isinstance(stride, (tuple, list)) or not all(_whole(s) for s in stride):
+            raise CourseError(
+                f"stride={stride!r} is not allowed: give a tuple of whole numbers, one per dim "
+                f"of shape {shape}"
+            )
+        if len(stride) != len(shape):
+            raise CourseError(
+                f"stride={tuple(stride)} has {len(stride)} entries but shape {shape} has "
+                f"{len(shape)} dims: give one stride per dim"
+            )
+        if any(s < 0 for s in stride):
+            raise CourseError(
+                f"stride={tuple(stride)} is not allowed: strides are >= 0 (torch has no "
+                "negative strides; flip() copies instead)"
+            )
+        for name in ("offset", "storage_size"):
+            value = getattr(self, name)
+            if not _whole(value) or value < 0:
+                raise CourseError(f"{name}={value!r} is not allowed: give a whole number >= 0")
+        if math.prod(shape):
+            last = self.offset + sum((n - 1) * s for n, s in zip(shape, stride, strict=True))
+            if last >= self.storage_size:
+                raise CourseError(
+                    f"shape {shape}, stride {tuple(stride)}, offset {self.offset} reaches storage "
+                    f"slot {last}, but the storage holds only {self.storage_size} elements"
+                )
+        object.__setattr__(self, "shape", shape)
+        object.__setattr__(self, "stride", tuple(stride))
+
     @classmethod
     def contiguous(cls, shape: tuple[int, ...], storage_id: int = 0) -> Layout:
         """A fresh row-major tensor of `shape` (what torch.empty(shape) makes)."""
@@ -57,7 +96,20 @@ class Layout:
     def strided(cls, shape: tuple[int, ...], stride: tuple[int, ...], offset: int = 0) -> Layout:
         """Any strides over the smallest storage that holds every element (as notebook 04 draws
         layouts: shape, stride and offset, the storage implied)."""
-        shape, stride = tuple(shape), tuple(stride)
+        shape = require_shape("shape", shape, smallest=0, max_elements=None)
+        if not isinstance(stride, (tuple, list)) or len(stride) != len(shape):
+            raise CourseError(
+                f"stride={stride!r} is not allowed: give a tuple of {len(shape)} whole numbers, "
+                f"one per dim of shape {shape}"
+            )
+        if not _whole(offset) or offset < 0:
+            raise CourseError(f"offset={offset!r} is not allowed: give a whole number >= 0")
+        stride = tuple(stride)
+        if not all(_whole(s) and s >= 0 for s in stride):
+            raise CourseError(
+                f"stride={stride!r} is not allowed: strides are whole numbers >= 0 (torch has "
+                "no negative strides; flip() copies instead)"
+            )
         span = sum((n - 1) * s for n, s in zip(shape, stride, strict=True))
         return cls(shape, stride, offset, offset + 1 + span if math.prod(shape) else offset)
 
@@ -182,14 +234,50 @@ def _transposed(layout: Layout, d0: int, d1: int) -> Layout:
 
 
 def _t(layout: Layout, name: str) -> Layout:
-    """t() takes up to 2 dims; .T exactly 2 (torch deprecates .T on other ranks)."""
+    """t() takes up to 2 dims and refuses more. `.T` follows torch: any rank, reversing the
+    dims (the identity for 0-D and 1-D), with torch's deprecation warning on other ranks than
+    2 (TensorShape.cpp numpy_T), since torch will refuse those in a future release."""
     ndim = len(layout.shape)
-    if not (ndim <= 2 if name == "t()" else ndim == 2):
-        need = "at most 2 dims" if name == "t()" else "exactly 2 dims"
+    if name == "t()" and ndim > 2:
         raise CourseError(
-            f"{name} needs {need}, this tensor has {ndim}; use permute(...) or transpose(d0, d1)"
+            f"t() needs at most 2 dims, this tensor has {ndim}; use permute(...) or "
+            "transpose(d0, d1)"
         )
+    if name == ".T" and ndim != 2:
+        warnings.warn(T_DEPRECATED_0D if ndim == 0 else T_DEPRECATED, UserWarning, stacklevel=4)
     return _permuted(layout, tuple(reversed(range(ndim))))
+
+
+# torch's own warnings for .T on other ranks than 2 (aten/src/ATen/native/TensorShape.cpp)
+T_DEPRECATED_0D = (
+    "Tensor.T is deprecated on 0-D tensors. This function is the identity in these cases."
+)
+T_DEPRECATED = (
+    "The use of `x.T` on tensors of dimension other than 2 to reverse their shape is "
+    "deprecated and it will throw an error in a future release. Consider `x.mT` to transpose "
+    "batches of matrices or `x.permute(*torch.arange(x.ndim - 1, -1, -1))` to reverse the "
+    "dimensions of a tensor."
+)
+
+
+def _unfold(layout: Layout, dim: int, size: int, step: int) -> Layout:
+    """ATen's unfold(): windows of `size` every `step` along `dim`, as a new last dim with the
+    dim's old stride; the dim keeps (n - size) // step + 1 windows, its stride times `step`."""
+    ndim = len(layout.shape)
+    dim = _wrap(dim, ndim)
+    largest = layout.shape[dim] if ndim else 1
+    if size > largest:
+        raise CourseError(f"unfold: maximum size for dim {dim} is {largest} but size is {size}")
+    if size < 0:
+        raise CourseError(f"unfold: size is {size} but must be >= 0")
+    if step <= 0:
+        raise CourseError(f"unfold: step is {step} but must be > 0")
+    shape = [*layout.shape, size]
+    stride = [*layout.stride, layout.stride[dim] if ndim else 1]
+    if dim < ndim:
+        shape[dim] = (shape[dim] - size) // step + 1
+        stride[dim] *= step
+    return replace(layout, shape=tuple(shape), stride=tuple(stride))
 
 
 def _slice(
@@ -406,6 +494,7 @@ _RULES = {
     "view": _view,
     "reshape": _reshape,
     "as_strided": _as_strided,
+    "unfold": _unfold,
     "contiguous": _contiguous,
     "clone": _clone,
 }

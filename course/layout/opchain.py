@@ -20,7 +20,7 @@ SYNTAX = (
     "T, t(), transpose(d0, d1), permute(d0, d1, ...), [i, a:b:c, None, ...], "
     "narrow(dim, start, length), expand(s0, s1, ...), unsqueeze(dim), squeeze() or squeeze(dim), "
     "view(s0, s1, ...), reshape(s0, s1, ...), as_strided((sizes), (strides), offset), "
-    "contiguous(), clone() or clone(contiguous_format)"
+    "unfold(dim, size, step), contiguous(), clone() or clone(contiguous_format)"
 )
 # name -> (min, max) number of arguments; a *shape* op takes its sizes spread or as one tuple.
 _ARITY = {
@@ -30,6 +30,7 @@ _ARITY = {
     "unsqueeze": (1, 1),
     "squeeze": (0, 1),
     "as_strided": (2, 3),
+    "unfold": (3, 3),
     "contiguous": (0, 0),
     "clone": (0, 1),
 }

@@ -115,6 +115,7 @@ def run(
         seed,
         options.get("aux_weight", 0.0),
         options.get("optimizer", "adam"),
+        options.get("betas", (0.9, 0.999)),
     )
     chosen = backend or emps.Backend(emps.get_profile(profile))
     data = dataset() if data is None else _require_data(data)
@@ -162,7 +163,14 @@ def trainer(
     """A function that trains a model in place under `profile` (Adam and QUICK's settings by
     default) and returns its History: the "training" step of an experiment."""
     options = {**QUICK, "steps": steps, "progress": None, **train_kwargs}
-    check_args(options["steps"], options["lr"], options["batch_size"], "constant")
+    check_args(
+        options["steps"],
+        options["lr"],
+        options["batch_size"],
+        options.get("schedule", "constant"),
+        optimizer=options.get("optimizer", "adam"),
+        betas=options.get("betas", (0.9, 0.999)),
+    )
 
     def train_in_place(model: TopKSAE) -> History:
         with emps.use_profile(profile):

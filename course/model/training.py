@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 
 import torch
 
-from course.errors import require_choice, require_int, require_range, require_seed
+from course.errors import CourseError, require_choice, require_int, require_range, require_seed
 from course.model.data import SyntheticData
 from course.model.sae import TopKSAE
 from course.progressbar import Progress
@@ -73,6 +73,7 @@ def check_args(
     seed: int = 0,
     aux_weight: float = 0.0,
     optimizer: str = "adam",
+    betas: object = (0.9, 0.999),
 ) -> None:
     """Validate training arguments up front, naming the bad value and what is allowed."""
     require_int("steps", steps, 1, MAX_TRAIN_STEPS)
@@ -82,6 +83,20 @@ def check_args(
     require_seed(seed)
     require_range("aux_weight", aux_weight, 0.0, MAX_AUX_WEIGHT)
     require_choice("optimizer", optimizer, OPTIMIZERS)
+    require_betas(betas)
+
+
+def require_betas(betas: object) -> None:
+    """Adam's (beta1, beta2): two numbers, each at least 0 and below 1 (torch's own bounds)."""
+    pair = isinstance(betas, (tuple, list)) and len(betas) == 2
+    numbers = pair and all(
+        isinstance(b, (int, float)) and not isinstance(b, bool) and 0.0 <= b < 1.0 for b in betas
+    )
+    if not numbers:
+        raise CourseError(
+            f"betas={betas!r} is not allowed: give two numbers (beta1, beta2), each from 0 up "
+            "to but not including 1, e.g. (0.9, 0.999)"
+        )
 
 
 def train(
@@ -102,7 +117,7 @@ def train(
 
     `progress(done, total, note)` is called after every step, the note giving that step's loss.
     """
-    check_args(steps, lr, batch_size, schedule, seed, aux_weight, optimizer)
+    check_args(steps, lr, batch_size, schedule, seed, aux_weight, optimizer, betas)
     device = next(model.parameters()).device
     x_all = data.x.to(device)
     params = dict(model.named_parameters())

@@ -128,3 +128,18 @@ def test_a_backward_pass_runs_on_the_profile_of_its_block():
         for _ in range(2):  # the second backward accumulates into .grad with add_
             (x @ weight).pow(2).sum().backward()
     assert "aten::add_" in log.ops()
+
+
+@pytest.mark.parametrize(
+    ("overrides", "match"),
+    [
+        ({"addcmul": None}, r"overrides\['addcmul'\]=None is not a kernel"),
+        ({"addcmul": "gather_compute_scatter"}, "is not a kernel: give a function"),
+        ({3: emps.gather_compute_scatter}, "key 3 is not a kernel family"),
+        ([("addcmul", emps.gather_compute_scatter)], "give a dict from kernel family"),
+    ],
+)
+def test_bad_overrides_are_refused_when_the_backend_is_made(overrides, match):
+    """Issue 37: overrides={"addcmul": None} was accepted and failed later with a TypeError."""
+    with pytest.raises(CourseError, match=match):
+        emps.Backend(emps.FIXED_MACOS14, overrides=overrides)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import warnings
 
 import pytest
 import torch
@@ -120,14 +121,51 @@ def test_old_torch_is_refused_with_the_real_floor(monkeypatch):
         lambda a, empty: torch.add(a, a, out=empty(0)),
         lambda a, empty: torch.sum(a, 0, out=empty(0)),
         lambda a, empty: torch.max(a, 0, out=(empty(0), empty(0, dtype=torch.long))),
+        lambda a, empty: torch.mul(a, 2, out=empty(5)),
+        lambda a, empty: torch.addcmul(a, a, a, out=empty(4, 4).T),
+        lambda a, empty: torch.addcmul(a.T, a.T, a.T, out=empty(5, 5)),
     ],
 )
-def test_an_out_tensor_that_would_be_resized_is_refused(call):
-    def empty(*size, dtype=torch.float32):
-        return torch.empty(*size, dtype=dtype, device=emps.DEVICE)
+@pytest.mark.parametrize("profile", list(emps.PROFILES))
+def test_an_out_tensor_of_another_shape_is_resized_as_on_the_cpu(call, profile):
+    """Shape, strides, values and warning as on the CPU (resize_output, then the kernel);
+    2.2.1's lost write only where its historical bug applies (a non-contiguous addcmul out)."""
 
-    with pytest.raises(CourseError, match=r"resized its out= tensor from \(0,\)"):
-        call(torch.ones(2, 3, device=emps.DEVICE), empty)
+    def run(device):
+        def empty(*size, dtype=torch.float32):
+            return torch.zeros(*size, dtype=dtype, device=device)
+
+        a = torch.arange(6.0, device=device).reshape(2, 3)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            result = call(a, empty)
+        outs = result if isinstance(result, tuple) else (result,)
+        return [(o.shape, o.stride(), o.cpu()) for o in outs], [str(w.message) for w in caught]
+
+    with emps.use_profile(profile):
+        on_device, device_warnings = run(emps.DEVICE)
+    on_cpu, cpu_warnings = run("cpu")
+    assert device_warnings == cpu_warnings
+    for (shape, stride, values), (cpu_shape, cpu_stride, cpu_values) in zip(
+        on_device, on_cpu, strict=True
+    ):
+        assert (shape, stride) == (cpu_shape, cpu_stride)
+        contiguous = torch.empty_strided(shape, stride).is_contiguous()
+        historical = profile == emps.TORCH_2_2_1.name and not contiguous  # addcmul's out only
+        assert same_bits(values, cpu_values) != historical
+
+
+def test_a_resized_out_tensor_keeps_the_historical_lost_write():
+    """2.2.1's addcmul kernel runs after the resize: transposed inputs give the resized output
+    transposed strides (the kernel's layout), and its write is lost, as on the real stack;
+    contiguous inputs give a contiguous output, which the kernel writes."""
+    ones = torch.ones(2, 2, device=emps.DEVICE)
+    with emps.use_profile(emps.TORCH_2_2_1), pytest.warns(UserWarning, match="was resized"):
+        written = torch.addcmul(ones, ones, ones, out=torch.zeros(3, 3, device=emps.DEVICE).T)
+        lost = torch.addcmul(ones.T, ones.T, ones, out=torch.zeros(3, 3, device=emps.DEVICE).T)
+    assert written.shape == lost.shape == (2, 2)
+    assert written.cpu().tolist() == [[2.0, 2.0], [2.0, 2.0]]
+    assert lost.stride() == (1, 2) and lost.cpu().tolist() == [[0.0, 0.0], [0.0, 0.0]]
 
 
 @pytest.mark.parametrize(
@@ -348,3 +386,140 @@ def test_a_host_copy_of_a_transposed_tensor_keeps_its_layout_and_its_values(kern
         host.mul_(-1)
     assert torch.equal(host, values if kernel_writes else -values)
     assert torch.equal(x.cpu(), values * values if kernel_writes else values)
+
+
+# Issue 37: whatever a learner's model does, the device runs it or says clearly why not.
+
+
+def test_pickle_round_trips_device_tensors_and_parameters():
+    import pickle
+
+    base = torch.arange(12.0).reshape(3, 4).t().to(emps.DEVICE)
+    for value in (base, base[1:, ::2], torch.ones(2, device="emps"), torch.tensor(3.0).to("emps")):
+        back = pickle.loads(pickle.dumps(value))
+        assert back.device.type == "emps" and back.stride() == value.stride()
+        assert same_bits(back.cpu(), value.cpu())
+    parameter = torch.nn.Parameter(torch.ones(2, device=emps.DEVICE))
+    back = pickle.loads(pickle.dumps(parameter))
+    assert isinstance(back, torch.nn.Parameter) and back.requires_grad
+
+
+def test_torch_compile_is_refused_with_a_course_message():
+    with pytest.raises(CourseError, match="torch.compile .* is not supported on the emulated"):
+        torch.compile(lambda x: x + 1)(torch.ones(2, device=emps.DEVICE))
+
+
+def test_a_meta_tensor_cannot_be_the_devices_memory():
+    with pytest.raises(CourseError, match="not a tensor on meta"):
+        emps.EmulatedTensor(torch.empty(2, device="meta"))
+
+
+@pytest.mark.parametrize("profile", list(emps.PROFILES))
+def test_in_place_metadata_ops_follow_the_memory(profile):
+    """ATen calls as_strided_ itself (adaptive_avg_pool2d on channels_last input)."""
+    with emps.use_profile(profile):
+        x = torch.arange(6.0, device=emps.DEVICE).reshape(2, 3)
+        x.t_()
+        assert x.shape == (3, 2) and x.stride() == (1, 3)
+        assert x.cpu().tolist() == [[0.0, 3.0], [1.0, 4.0], [2.0, 5.0]]
+        grown = torch.zeros(2, device=emps.DEVICE).resize_(3, 4).fill_(1.0)
+        assert grown.shape == (3, 4) and grown.cpu().sum() == 12.0
+        image = torch.randn(2, 3, 5, 5).contiguous(memory_format=torch.channels_last)
+        pooled = torch.nn.functional.adaptive_avg_pool2d(image.to(emps.DEVICE), 1)
+    expected = torch.nn.functional.adaptive_avg_pool2d(image, 1)
+    assert pooled.stride() == expected.stride() and same_bits(pooled.cpu(), expected)
+
+
+def test_recurrent_layers_run_in_inference_mode():
+    torch.manual_seed(0)
+    layers = [torch.nn.LSTM(3, 4), torch.nn.GRU(3, 4), torch.nn.LSTMCell(3, 4)]
+    x = torch.randn(2, 3)
+    for layer in layers:
+        with torch.inference_mode():
+            expected = layer(x)[0]
+            on_device = layer.to(emps.DEVICE)(x.to(emps.DEVICE))[0]
+        assert same_bits(on_device.cpu(), expected)
+
+
+@pytest.mark.parametrize("profile", list(emps.PROFILES))
+@pytest.mark.parametrize(
+    "options",
+    [{}, {"is_causal": True}, {"attn_mask": "float"}, {"dropout_p": 0.2}, {"scale": 0.3}],
+)
+def test_scaled_dot_product_attention_is_the_cpus_forward_and_backward(options, profile):
+    def attend(device):
+        torch.manual_seed(0)
+        q, k, v = (torch.randn(2, 3, 9, 8) for _ in range(3))
+        q = q.transpose(2, 3).contiguous().transpose(2, 3)  # a strided query
+        kwargs = dict(options)
+        if kwargs.get("attn_mask") == "float":
+            kwargs["attn_mask"] = torch.randn(9, 9).to(device)
+        leaves = [t.to(device).requires_grad_() for t in (q, k, v)]
+        torch.manual_seed(1)
+        out = torch.nn.functional.scaled_dot_product_attention(*leaves, **kwargs)
+        out.square().sum().backward()
+        return [out.detach().cpu()] + [t.grad.cpu() for t in leaves]
+
+    with emps.use_profile(profile):
+        on_device = attend(emps.DEVICE)
+    for got, expected in zip(on_device, attend("cpu"), strict=True):
+        assert same_bits(got, expected)
+
+
+def test_a_cpu_tensor_mixed_into_a_recurrent_layer_is_refused():
+    layer = torch.nn.LSTM(3, 4).to(emps.DEVICE)
+    state = (torch.zeros(1, 1, 4), torch.zeros(1, 1, 4))
+    with pytest.raises(RuntimeError, match="same device"):
+        layer(torch.randn(2, 1, 3, device=emps.DEVICE), state)
+
+
+@pytest.mark.parametrize("reentrant", [False, True])
+def test_activation_checkpointing_trains_as_on_the_cpu(reentrant):
+    """checkpoint() saves and restores the device's random state and opens a disabled
+    autocast block for the device when it recomputes: both must work (an error there ended
+    the process, as any error in a backward pass on the device did)."""
+
+    def step(device):
+        torch.manual_seed(0)
+        block = torch.nn.Sequential(torch.nn.Linear(4, 8), torch.nn.Dropout(0.3), torch.nn.GELU())
+        block.to(device)
+        x = torch.randn(5, 4).to(device).requires_grad_()
+        out = torch.utils.checkpoint.checkpoint(block, x, use_reentrant=reentrant)
+        out.square().sum().backward()
+        return [x.grad.cpu(), block[0].weight.grad.cpu()]
+
+    with emps.use_profile("fixed-macos14"):
+        on_device = step(emps.DEVICE)
+    for got, expected in zip(on_device, step("cpu"), strict=True):
+        assert same_bits(got, expected)
+
+
+def test_packed_sequences_and_ctc_keep_their_lengths_on_the_cpu():
+    def run(device):
+        torch.manual_seed(0)
+        lstm = torch.nn.LSTM(4, 3).to(device)
+        packed = torch.nn.utils.rnn.pack_padded_sequence(
+            torch.randn(5, 2, 4).to(device), torch.tensor([5, 3])
+        )
+        padded, lengths = torch.nn.utils.rnn.pad_packed_sequence(lstm(packed)[0])
+        log_probs = padded.log_softmax(2)
+        targets = torch.tensor([[1, 2], [1, 1]]).to(device)
+        loss = torch.nn.functional.ctc_loss(log_probs, targets, lengths, torch.tensor([2, 2]))
+        loss.backward()
+        assert packed.batch_sizes.device.type == lengths.device.type == "cpu"
+        return [padded.detach().cpu(), loss.detach().cpu(), lstm.weight_hh_l0.grad.cpu()]
+
+    with emps.use_profile("macos15"):
+        on_device = run(emps.DEVICE)
+    for got, expected in zip(on_device, run("cpu"), strict=True):
+        assert same_bits(got, expected)
+
+
+def test_the_device_module_answers_seeding_and_synchronising():
+    torch.emps.manual_seed(5)
+    assert torch.emps.initial_seed() == 5 and torch.emps.get_rng_state().dtype == torch.uint8
+    torch.emps.synchronize()
+    with torch.autocast("emps", enabled=False):  # what checkpoint() opens: allowed
+        assert torch.ones(1, device=emps.DEVICE).dtype == torch.float32
+    with pytest.raises(CourseError, match="autocast.*not emulated"):
+        torch.autocast("emps", dtype=torch.float16)

@@ -11,7 +11,9 @@ The CPU reference is the op on contiguous copies of every buffer: that is what t
 graph runs on, on every profile (the Placeholder gathers them before macOS 15; on macOS 15 the
 emulator computes through contiguous scratch copies itself, because the host's CPU kernels are
 not all right on strided outputs, `gelu.out`, and transcendental ones round differently on
-strided memory). Random ops are seeded identically, so they are compared bitwise as well.
+strided memory). Random ops are seeded identically, so they are compared bitwise as well,
+against the CPU on the same strided layout: a random kernel's draws land in the order it walks
+its output, and the emulated graph draws in the CPU's order.
 """
 
 from __future__ import annotations
@@ -78,6 +80,10 @@ class Case:
     args: list
     kwargs: dict
     out_dtype: torch.dtype
+
+    @property
+    def random(self) -> bool:
+        return torch.Tag.nondeterministic_seeded in self.overload.tags
 
     @property
     def family(self) -> str:
@@ -151,11 +157,12 @@ def _layout(values: torch.Tensor, device: str, contiguous: bool) -> torch.Tensor
     return out.copy_(values.to(device))
 
 
-def run(case: Case, device: str, gathered: bool = False) -> torch.Tensor:
+def run(case: Case, device: str, gathered: bool = False, separate: bool = False) -> torch.Tensor:
     """The written tensor after one call with a transposed output.
 
     `gathered`: instead, what a gathering kernel computes: contiguous copies of everything,
-    so an aliased output is a buffer of its own.
+    so an aliased output is a buffer of its own. `separate`: layouts as they are, but an
+    aliased output is a transposed buffer of its own (what the emulated random graphs read).
     """
 
     def move(value):
@@ -167,6 +174,9 @@ def run(case: Case, device: str, gathered: bool = False) -> torch.Tensor:
         target = kwargs["out"] = _layout(poison, device, gathered)
     elif case.mode == "alias" and gathered:
         target = kwargs["out"] = case.args[0].clone()
+    elif case.mode == "alias" and separate:
+        args[0] = _layout(case.args[0], device, False)
+        target = kwargs["out"] = _layout(case.args[0], device, False)
     else:
         target = args[0] = _layout(case.args[0], device, gathered)
         if case.mode == "alias":
@@ -204,7 +214,9 @@ def mismatches(cases: list[Case], backend: emps.Backend) -> set[str]:
 
 @functools.cache
 def reference(case: Case) -> torch.Tensor:
-    return run(case, "cpu", gathered=True)
+    """A random op's reference is the CPU on the very layout: it draws in the order it walks
+    its output (Note [Random draws land where the CPU puts them] in course.emps.device)."""
+    return run(case, "cpu", gathered=not case.random, separate=case.random)
 
 
 def test_discovery_covers_the_ops_that_matter(cases):

@@ -30,3 +30,19 @@ def test_a_profile_shows_a_learner_its_versions_only():
     custom = emps.FIXED_MACOS14.with_broken({"addcdiv"}, name="mine")
     assert custom.name == "mine"
     assert custom.label == "a recent PyTorch on macOS 14, broken=['addcdiv']"
+
+
+@pytest.mark.parametrize(
+    ("broken", "match"),
+    [
+        (None, "broken=None is not allowed: give a set of kernel families"),
+        (3, "broken=3 is not allowed"),
+        ({"addcmul": 1}, "broken="),  # a dict is no set of names: refused before iterating
+        ({1, 2}, "kernel families are names"),
+    ],
+)
+def test_with_broken_refuses_what_is_no_set_of_families(broken, match):
+    with pytest.raises(CourseError, match=match):
+        emps.FIXED_MACOS14.with_broken(broken)
+    with pytest.raises(CourseError, match="name=3"):
+        emps.FIXED_MACOS14.with_broken({"addcmul"}, name=3)

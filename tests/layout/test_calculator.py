@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import warnings
+
 import pytest
 import torch
 from hypothesis import given, settings
@@ -9,6 +11,8 @@ from hypothesis import strategies as st
 
 from course.errors import CourseError
 from course.layout.calculator import (
+    T_DEPRECATED,
+    T_DEPRECATED_0D,
     Layout,
     apply,
     apply_torch,
@@ -25,6 +29,7 @@ def _same_storage(a: torch.Tensor, b: torch.Tensor) -> bool:
     return a.untyped_storage().data_ptr() == b.untyped_storage().data_ptr()
 
 
+@pytest.mark.filterwarnings("ignore:.*deprecated:UserWarning")  # .T on other ranks than 2
 @settings(max_examples=400, deadline=None)
 @given(chains())
 def test_calculator_matches_torch_step_by_step(case):
@@ -129,12 +134,56 @@ def test_clone_of_a_gappy_view_keeps_its_dim_order(shape, data):
     assert layout.stride == tensor.stride()
 
 
+def test_t_names_the_rank_it_needs():
+    with pytest.raises(CourseError, match="at most 2 dims"):
+        apply(Layout.contiguous((2, 3, 4)), Op("t"))
+
+
+@pytest.mark.parametrize("shape", [(), (5,), (2, 3, 4)])
+def test_dot_T_on_other_ranks_follows_torch_with_its_warning(shape):
+    """torch still answers .T on other ranks than 2 (reversed dims) and warns that it will
+    refuse them (once per process); the calculator gives the same view and the same warning,
+    every time."""
+    with pytest.warns(UserWarning) as predicted:
+        layout = apply(Layout.contiguous(shape), Op("T"))
+    with warnings.catch_warnings(record=True) as real:
+        warnings.simplefilter("always")
+        tensor = torch.empty(shape).T
+    assert (layout.shape, layout.stride) == (tuple(tensor.shape), tensor.stride())
+    expected = T_DEPRECATED_0D if shape == () else T_DEPRECATED
+    assert [str(w.message) for w in predicted] == [expected]
+    assert all(str(w.message).startswith(expected) for w in real)
+
+
 @pytest.mark.parametrize(
-    "shape, op, message", [((2, 3, 4), "T", "exactly 2 dims"), ((2, 3, 4), "t", "at most 2 dims")]
+    "shape, args",
+    [
+        ((7,), (0, 3, 2)),
+        ((4, 6), (1, 2, 2)),
+        ((4, 6), (-2, 4, 1)),
+        ((), (0, 1, 1)),
+        ((3,), (0, 0, 5)),
+    ],
 )
-def test_transpose_shorthands_name_the_rank_they_need(shape, op, message):
+def test_unfold_is_a_window_view(shape, args):
+    layout = apply(Layout.contiguous(shape), Op("unfold", args))
+    tensor = torch.empty(shape).unfold(*args)
+    assert (layout.shape, layout.stride, layout.offset) == (
+        tuple(tensor.shape),
+        tensor.stride(),
+        tensor.storage_offset(),
+    )
+    assert parse_chain(f"unfold{args}") == [Op("unfold", args)]
+
+
+@pytest.mark.parametrize(
+    "args, message", [((0, 9, 1), "maximum size for dim 0 is 7"), ((0, 2, 0), "step is 0")]
+)
+def test_unfold_refuses_what_torch_refuses(args, message):
+    with pytest.raises(RuntimeError):
+        torch.empty(7).unfold(*args)
     with pytest.raises(CourseError, match=message):
-        apply(Layout.contiguous(shape), Op(op))
+        apply(Layout.contiguous((7,)), Op("unfold", args))
 
 
 def test_bad_shapes_and_unknown_ops_are_course_errors():
@@ -147,3 +196,24 @@ def test_bad_shapes_and_unknown_ops_are_course_errors():
         apply(Layout.contiguous((2, 3)), Op("mT"))
     with pytest.raises(CourseError, match="no rule for 'T'"):
         apply(Layout.contiguous((2, 3)), "T")
+
+
+@pytest.mark.parametrize(
+    ("make", "match"),
+    [
+        (lambda: Layout.strided((2, 3), (1,)), r"stride=\(1,\) is not allowed: give a tuple of 2"),
+        (lambda: Layout.strided((2, 3), (-3, 1)), "strides are whole numbers >= 0"),
+        (lambda: Layout.strided((2, 3), (3, 1), -1), "offset=-1 is not allowed"),
+        (lambda: Layout.strided((2, 3), (3, 1.5)), "whole numbers"),
+        (lambda: Layout.strided("2,3", (3, 1)), "shape='2,3'"),
+        (lambda: Layout((2, 3), (3, -1), 0, 6), "strides are >= 0"),
+        (lambda: Layout((2, 3), (3, 1), -2, 6), "offset=-2"),
+        (lambda: Layout((2, 3), (3, 1), 0, 5), "reaches storage slot 5, but the storage holds"),
+        (lambda: Layout((2, 3), (1,), 0, 6), "has 1 entries but shape"),
+    ],
+)
+def test_layouts_torch_could_not_make_are_refused(make, match):
+    """Issue 37: a stride tuple of the wrong length failed inside zip; negative strides and
+    offsets (which torch refuses) were accepted."""
+    with pytest.raises(CourseError, match=match):
+        make()

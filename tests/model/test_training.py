@@ -73,6 +73,10 @@ def test_training_draws_batches_from_its_own_generator():
         ({"seed": "x"}, "seed='x'"),
         ({"aux_weight": -1.0}, "aux_weight=-1.0"),
         ({"optimizer": "rmsprop"}, "optimizer='rmsprop'"),
+        ({"betas": "x"}, "betas='x' is not allowed: give two numbers"),
+        ({"betas": (0.9,)}, r"betas=\(0.9,\)"),
+        ({"betas": (0.9, 1.0)}, "not including 1"),
+        ({"betas": (True, 0.9)}, "betas=\\(True, 0.9\\)"),
     ],
 )
 def test_bad_arguments_are_refused_before_training(kwargs, match):
@@ -86,3 +90,13 @@ def test_make_optimizer_names_the_choices():
     assert isinstance(make_optimizer("sgd", params, 0.1), torch.optim.SGD)
     with pytest.raises(CourseError, match="'adam', 'sgd'"):
         make_optimizer("lion", params, 0.1)
+
+
+def test_run_refuses_bad_betas_before_training():
+    """Issue 37: run(betas="x") reached torch.optim.Adam and its raw TypeError."""
+    from course.model.runs import run, trainer
+
+    with pytest.raises(CourseError, match="betas='x'"):
+        run(betas="x", steps=2)
+    with pytest.raises(CourseError, match="betas=0.9"):
+        trainer(betas=0.9)
