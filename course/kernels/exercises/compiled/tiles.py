@@ -130,6 +130,7 @@ def _note_numpy(array: np.ndarray, op: str) -> None:
 def _numpy_watched(out: torch.Tensor, writes: list[Write]) -> Iterator[None]:
     """While active, out.numpy() (and its views) note their writes in `writes`."""
     original = torch.Tensor.numpy
+    own = "numpy" in vars(torch.Tensor)  # inherited from TensorBase: put nothing back on Tensor
 
     def numpy(self, *, force: bool = False) -> np.ndarray:
         array = original(self, force=force)
@@ -140,7 +141,10 @@ def _numpy_watched(out: torch.Tensor, writes: list[Write]) -> Iterator[None]:
     try:
         yield
     finally:
-        torch.Tensor.numpy = original
+        if own:
+            torch.Tensor.numpy = original
+        else:
+            del torch.Tensor.numpy
         _WatchedArray.writes = None
 
 
