@@ -251,7 +251,11 @@ ROOM: tuple[RoomSlot, ...] = (
     RoomSlot(
         "05",
         10,
-        ("instructor demo of the dispatch explorer and the registry rows", "05.override"),
+        (
+            "instructor demo of the dispatch explorer and the registry rows",
+            "05.mps_kernel",
+            "05.override",
+        ),
         ("05.kernel_for", "05.keys_that_run", "05.custom_op", "05.binding", "05.call_order"),
     ),
     RoomSlot(

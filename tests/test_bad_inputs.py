@@ -106,7 +106,8 @@ API = [
     ("checklist str", lambda: checklist.checklist("model"), ["str"]),
     ("checklist opt str", lambda: checklist.checklist(nn.Linear(2, 2), "adam"), ["optimizer"]),
     # exercises and predictions
-    ("check unknown", lambda: exercises.check("99.nope", 1), ["'99.nope'", "00.on_emps"]),
+    ("check unknown", lambda: exercises.check("99.nope", 1), ["'99.nope'", "'04.address'"]),
+    ("check unknown in a lesson", lambda: exercises.check("00.nope", 1), ["00.on_emps"]),
     ("hint unknown", lambda: exercises.hint("99.nope"), ["'99.nope'"]),
     ("predict unknown", lambda: exercises.predict("99.nope", 1), ["'99.nope'"]),
     ("reveal unknown", lambda: exercises.reveal("99.nope"), ["'99.nope'"]),

@@ -15,15 +15,17 @@ import html
 import inspect
 import re
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
-import ipywidgets as widgets
 import torch
 
 from course import emps
 from course.emps.mps_kernels import same_bits
 from course.errors import CourseError, require_choice
 from course.layout.named import laid_out
-from course.ui import Drawing, Panel
+
+if TYPE_CHECKING:  # the widget stack loads only when a panel is built (lesson 06 checks need none)
+    from course.ui import Drawing, Panel
 
 KERNELS: dict[str, Callable[[emps.KernelCall], None]] = {
     "gather_compute_scatter": emps.gather_compute_scatter,
@@ -92,6 +94,10 @@ def diff_view(
     left: str = "gather_compute_scatter", right: str = "write_through_placeholder"
 ) -> Panel:
     """A widget: pick two kernels (or the Placeholder) and see their sources diffed."""
+    import ipywidgets as widgets
+
+    from course.ui import Panel
+
     options = list(SOURCES)
     controls = {
         "left": widgets.Dropdown(options=options, value=left, description="left"),
@@ -103,6 +109,8 @@ def diff_view(
 def _draw_diff(left: str, right: str) -> Drawing:
     if left == right:
         raise CourseError(f"both sides show {left}: pick two different kernels to compare")
+    from course.ui import Drawing
+
     return Drawing(html=diff_html(left, right))
 
 
