@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from course import emps
+from course.emps import profiles
 from course.errors import CourseError
 from tests.emps.outputs import POISON, ones, transposed
 
@@ -46,3 +47,12 @@ def test_with_broken_refuses_what_is_no_set_of_families(broken, match):
         emps.FIXED_MACOS14.with_broken(broken)
     with pytest.raises(CourseError, match="name=3"):
         emps.FIXED_MACOS14.with_broken({"addcmul"}, name=3)
+
+
+@pytest.mark.parametrize("profile", list(profiles.PROFILES.values()), ids=lambda p: p.name)
+def test_a_printed_profile_shows_its_versions_never_what_breaks(profile):
+    shown = f"{profile!r} {profile} {[profile]}"
+    assert profile.label in shown
+    families = profiles.ADAM_FAMILIES | profiles.RANDOM_FAMILIES
+    assert not any(family in shown for family in families), shown
+    assert "drop" not in shown and "pytorch#" not in shown.lower()
