@@ -30,6 +30,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
+from course.errors import CourseError
 from course.tables import text_table
 
 ENV_DIR = "COURSE_PROGRESS_DIR"
@@ -67,8 +68,8 @@ def progress_dir() -> Path:
     of the course and never lands inside the repository.
     """
     override = os.environ.get(ENV_DIR)
-    if override:
-        return Path(override).expanduser()
+    if override is not None:
+        return _chosen_dir(override)
     home = Path.home()
     if sys.platform == "darwin":
         base = home / "Library" / "Application Support"
@@ -77,6 +78,23 @@ def progress_dir() -> Path:
     else:
         base = Path(os.environ.get("XDG_DATA_HOME") or home / ".local" / "share")
     return base / APP_DIR
+
+
+def _chosen_dir(value: str) -> Path:
+    """`$COURSE_PROGRESS_DIR` as a folder, or a clear error: set but empty, or naming a file,
+    it would otherwise read as "No progress recorded yet" and save nothing."""
+    if not value.strip():
+        raise CourseError(
+            f"{ENV_DIR} is set but empty: set it to a folder for progress.jsonl, or unset it "
+            "to use your user data folder"
+        )
+    folder = Path(value).expanduser()
+    if folder.exists() and not folder.is_dir():
+        raise CourseError(
+            f"{ENV_DIR}={value!r} is a file, not a folder: point it at a folder (progress.jsonl "
+            "is written inside it)"
+        )
+    return folder
 
 
 def progress_file() -> Path:
@@ -99,12 +117,12 @@ def record(
         if fields[optional] is None:
             del fields[optional]  # a check's line stays as it always was
     line = json.dumps(fields)
-    path = progress_file()
     try:
+        path = progress_file()
         path.parent.mkdir(parents=True, exist_ok=True)
         with path.open("a", encoding="utf-8") as f:
             f.write(line + "\n")
-    except OSError as exc:
+    except (OSError, CourseError) as exc:
         if not _WARNED["write"]:
             _WARNED["write"] = True
             warnings.warn(

@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from course import journal
+from course.errors import CourseError
 from course.journal import Event
 
 
@@ -226,3 +227,16 @@ def test_collect_from_a_missing_folder_says_so(tmp_path):
     with pytest.raises(FileNotFoundError, match="no folder"):
         journal.collect_table(tmp_path / "nope")
     assert "No progress files" in journal.collect_table(tmp_path)
+
+
+@pytest.mark.parametrize("value", ["", "  ", "a file"])
+def test_a_progress_folder_set_empty_or_to_a_file_says_what_is_wrong(monkeypatch, tmp_path, value):
+    if value == "a file":
+        value = str(tmp_path / "progress.jsonl")
+        (tmp_path / "progress.jsonl").write_text("")
+    monkeypatch.setenv(journal.ENV_DIR, value)
+    with pytest.raises(CourseError, match="COURSE_PROGRESS_DIR"):
+        journal.load()
+    with pytest.warns(UserWarning, match="progress is not being saved"):
+        monkeypatch.setitem(journal._WARNED, "write", False)
+        journal.record("04.address", "check", passed=True)  # a check never breaks on it
