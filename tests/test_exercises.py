@@ -5,22 +5,22 @@ tests; here the shared behaviour every exercise relies on."""
 
 from __future__ import annotations
 
-import functools
-import sys
-
 import nbformat
 import pytest
 import torch
 from nbclient import NotebookClient
 
 from course import exercises, journal
-from course.adam import scratch
 from course.errors import CourseError
 from course.exercises import registry
 from tests.corpus import reference
+from tests.exercises import conftest
 from tests.known_failures import listed
 
 ALL = exercises.all_exercises()
+
+# The session fixtures, shared with the mirrored tests in tests/exercises/.
+fresh, careful = conftest.fresh, conftest.careful
 
 
 # "Which of these" questions still checked like exercises (issue 24): each becomes a Prediction.
@@ -50,15 +50,6 @@ def test_unattempted_and_crashing_answers_are_explained():
         raise KeyError("oops")
 
     assert "raised KeyError" in exercises.check("02.did_not_move", crashes).message
-
-
-@pytest.fixture
-def fresh(tmp_path, monkeypatch):
-    """A private journal and a fresh session: no hint seen, not in instructor mode."""
-    monkeypatch.setenv(journal.ENV_DIR, str(tmp_path))
-    monkeypatch.setattr(exercises, "_HINTS_SEEN", set())
-    monkeypatch.setitem(exercises._INSTRUCTOR, "on", False)
-    return tmp_path
 
 
 def test_solution_needs_the_hint_first_unless_instructor(fresh):
@@ -124,72 +115,6 @@ def test_hint_and_solution_in_one_cell_both_show_once_each(tmp_path):
     assert shown.count("No solution to show for 99.both") == 1, texts
 
 
-@pytest.fixture
-def careful(fresh, monkeypatch):
-    """A checker that catches the learner's exceptions itself, as many do per variant."""
-    monkeypatch.setattr(registry, "_REGISTRY", dict(registry._REGISTRY))
-
-    def checker(fn):
-        try:
-            return exercises.passed("ok") if fn(2) == 4 else exercises.failed("wrong", fn(2), 4)
-        except Exception as exc:
-            return exercises.failed(f"on 2 your function raised {type(exc).__name__}: {exc}")
-
-    exercises.register(exercises.Exercise("99.square", "p", checker, "h", 2))
-    return fresh
-
-
-def _scaffold(*args):
-    raise NotImplementedError("your code here")
-
-
-def _pass_body(x):
-    pass
-
-
-def _docstring_and_dots(x):
-    """Return the square of x."""
-    ...
-
-
-class _ScaffoldClass:
-    def __init__(self, tensor):
-        raise NotImplementedError("your code here")
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *info):
-        raise NotImplementedError("your code here")
-
-
-class _EmptyClass:
-    pass
-
-
-BLANKS = {
-    "Ellipsis": ...,
-    "function": _scaffold,
-    "dict of functions": {"T": _scaffold, "permute": _scaffold},
-    "tuple of functions": (_scaffold, _scaffold),
-    "one of two still blank": {"T": lambda *a: a, "permute": _scaffold},
-    "class whose methods are scaffolds": _ScaffoldClass,
-    "empty class": _EmptyClass,
-    "pass body": _pass_body,
-    "docstring and ... body": _docstring_and_dots,
-    "dict holding ...": {"value": ...},
-    "partial of a scaffold": functools.partial(_scaffold, 1),
-}
-
-
-@pytest.mark.parametrize("answer", BLANKS.values(), ids=BLANKS)
-def test_a_blank_of_any_type_is_not_attempted_and_not_journaled(careful, answer):
-    verdict = exercises.check("99.square", answer)
-    assert exercises.NOT_ATTEMPTED in verdict.message and not verdict.attempted
-    assert "stuck?" not in verdict.message and "Ellipsis" not in verdict.message
-    assert journal.load() == []  # a blank answer is not an attempt
-
-
 def test_none_is_a_wrong_answer_that_says_where_none_comes_from(careful):
     """A function that prints instead of returning hands in None: an attempt, told so."""
     for _ in range(2):
@@ -198,70 +123,6 @@ def test_none_is_a_wrong_answer_that_says_where_none_comes_from(careful):
         assert "prints its result instead of returning" in verdict.message
         assert verdict.message.count("stuck?") == 1
     assert [e.passed for e in journal.load()] == [False, False]
-
-
-def test_not_attempted_names_the_blank_parts():
-    assert exercises.untouched({"T": lambda *a: a, "permute": _scaffold}) == ["_scaffold"]
-    assert exercises.untouched(_ScaffoldClass) == [
-        "_ScaffoldClass.__init__",
-        "_ScaffoldClass.__exit__",
-    ]
-    assert "_ScaffoldClass.__init__, _ScaffoldClass.__exit__ are still blank" in str(
-        exercises.blank(_ScaffoldClass)
-    )
-
-
-class _Real:
-    def __init__(self, tensor):
-        self.tensor = tensor
-
-
-class _Subclass(dict):
-    pass
-
-
-def _square(x):
-    return x * x
-
-
-REAL = {
-    "lambda": lambda x: x * x,
-    "function": _square,
-    "class": _Real,
-    "subclass that adds nothing": _Subclass,
-    "tensor": torch.ones(2),
-    "zero": 0,
-    "False": False,
-    "empty string": "",
-    "empty list": [],
-    "builtin": abs,
-}
-
-
-@pytest.mark.parametrize("answer", REAL.values(), ids=REAL)
-def test_real_answers_are_never_taken_for_blanks(answer):
-    assert exercises.untouched(answer) == [] and exercises.blank(answer) is None
-
-
-def test_a_function_that_calls_a_blank_one_is_not_attempted_even_when_the_checker_catches_it(
-    careful,
-):
-    def square(x):
-        return _scaffold(x)
-
-    verdict = exercises.check("99.square", square)
-    assert exercises.NOT_ATTEMPTED in verdict.message and "stuck?" not in verdict.message
-    assert journal.load() == []
-
-
-def test_a_real_not_implemented_error_is_a_real_failure(careful):
-    def square(x):
-        raise NotImplementedError("aten::pow is not implemented for 'emps'")
-
-    verdict = exercises.check("99.square", square)
-    assert not verdict.passed and exercises.NOT_ATTEMPTED not in verdict.message
-    assert "aten::pow" in verdict.message
-    assert exercises.check("99.square", lambda x: x * x).passed
 
 
 def test_unknown_exercise_lists_its_lessons_exercises():
@@ -346,39 +207,6 @@ def test_explanations_are_wrapped_to_the_cell(coin):
     assert text.endswith("\n\nSecond paragraph, wrapped by hand.")
 
 
-def test_a_name_is_a_prediction_or_an_exercise_never_both(coin, monkeypatch):
-    monkeypatch.setattr(registry, "_REGISTRY", dict(registry._REGISTRY))
-    with pytest.raises(CourseError, match="is a prediction already"):
-        exercises.register(exercises.Exercise("99.coin", "p", exercises.passed, "h", 2))
-    with pytest.raises(CourseError, match="is a checked exercise already"):
-        exercises.register_prediction(
-            exercises.Prediction("02.did_not_move", "?", ("a", "b"), lambda: "a", "e")
-        )
-
-
 def test_instructor_mode_reveals_without_a_prediction(coin, monkeypatch):
     monkeypatch.setitem(exercises._INSTRUCTOR, "on", True)
     assert "(instructor mode) the experiment says 'heads'" in exercises.reveal("99.coin")
-
-
-def test_a_ready_made_function_is_seen_through_a_wrapper_and_the_hook_is_restored():
-    before = sys.getprofile()
-    param, grad = torch.zeros(3), torch.ones(3)
-    with exercises.ready_made({"adam": scratch.adam_step}) as used:
-        (lambda: scratch.adam_step(param, grad, {}))()
-    assert used == ["adam"] and sys.getprofile() is before
-    with exercises.ready_made({"adam": scratch.adam_step}) as used:
-        param.add_(1)
-    assert used == []
-
-
-def test_ready_made_keeps_an_earlier_profile_hook_informed():
-    calls: list[str] = []
-    earlier = lambda frame, event, arg: calls.append(event)  # noqa: E731
-    sys.setprofile(earlier)
-    try:
-        with exercises.ready_made({"adam": scratch.adam_step}) as used:
-            scratch.adam_step(torch.zeros(2), torch.ones(2), {})
-        assert used == ["adam"] and "call" in calls and sys.getprofile() is earlier
-    finally:
-        sys.setprofile(None)
