@@ -15,6 +15,7 @@ from dataclasses import dataclass
 import ipywidgets as widgets
 from matplotlib.figure import Figure
 
+from course.errors import CourseError, require_int
 from course.figures import MAX_SERIES, describe, fitted_figure, integer_ticks, use_palette
 from course.markup import html_table
 from course.model.runs import Run, run
@@ -26,6 +27,7 @@ HIDDEN_SIZES = (768, 1536, 3072)
 KS = (8, 16, 32, 64)
 AUX_WEIGHTS = (0.0, 1 / 32, 0.1, 0.5)
 STEPS = 100  # per click: a few seconds on 2 cores, long enough to see the curve flatten
+MAX_STEPS = 2000  # a typo in `steps` must not start an hour of training
 
 
 @dataclass(frozen=True)
@@ -95,6 +97,12 @@ def sweep_widget(first: Run | None = None, steps: int = STEPS) -> Panel:
 
     `first` (the notebook's own run of the default setting) fills row #1 without retraining.
     """
+    if first is not None and not isinstance(first, Run):
+        raise CourseError(
+            f"first={first!r} is not a training run: give the Run that `run()` returns (the "
+            "notebook's own run of the default setting), or leave it out"
+        )
+    steps = require_int("steps", steps, 1, MAX_STEPS)
     runs: dict[Setting, Run] = {}
     if first is not None:
         runs[Setting()] = first

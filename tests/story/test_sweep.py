@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 
+from course.errors import CourseError
 from course.model.runs import run
 from course.story import sweep
 
@@ -84,3 +85,12 @@ def test_legend_stays_beside_the_curves_however_many_runs(tiny_run):
     assert legend.x0 >= ax.get_window_extent().x1
     assert all(float(t).is_integer() for t in ax.get_xticks())
     assert len(sweep.sweep_rows(runs)) == 15
+
+
+@pytest.mark.parametrize(
+    ("first", "steps", "words"),
+    [("run", 5, "not a training run"), (None, 0, "steps"), (None, "many", "steps")],
+)
+def test_bad_arguments_get_a_clear_message_before_any_widget(first, steps, words):
+    with pytest.raises(CourseError, match=words):
+        sweep.sweep_widget(first=first, steps=steps)
