@@ -130,11 +130,6 @@ def test_bad_knobs_are_refused_with_what_is_allowed(knobs, says):
         Knobs.of(**knobs)
 
 
-def test_a_bad_shape_flag_is_one_clear_line(capsys):
-    assert cli(["--op", "relu_", "--shape", "3x4"]) == 2
-    assert "--shape '3x4'" in capsys.readouterr().err
-
-
 @pytest.mark.parametrize(
     ("device", "knobs"),
     [

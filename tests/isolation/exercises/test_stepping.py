@@ -1,4 +1,4 @@
-"""02.sgd_step and 02.encoder_moves: a lost write never passes, and how a step ran is seen."""
+"""02.sgd_step: a lost write never passes (02.encoder_moves is test_moves.py's)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,6 @@ import torch
 
 from course.exercises import check
 from course.isolation import experiments
-from course.isolation.exercises import moves
 from tests.corpus import (
     all_corpora,
     assert_accepted,
@@ -15,7 +14,9 @@ from tests.corpus import (
     right_params,
     wrong_params,
 )
-from tests.isolation.exercises.corpus_stepping import CORPORA
+from tests.isolation.exercises import corpus_stepping
+
+CORPORA = tuple(c for c in corpus_stepping.CORPORA if c.name != "02.encoder_moves")
 
 LOST = ("p = p - lr * p.grad", "params[i] = ...", "params[:] = [...]", "p.data = ...")
 
@@ -46,33 +47,3 @@ def test_a_rebinding_of_list_entries_is_a_lost_write_even_through_the_bench():
     assert torch.equal(before, bench.snapshot()["encoder.weight"])
     verdict = check("02.sgd_step", make())
     assert not verdict.passed and "lost write" in verdict.message.lower()
-
-
-def test_encoder_moves_wants_a_bool():
-    verdict = check("02.encoder_moves", lambda bench, update: "yes")
-    assert not verdict.passed and "return True or False" in verdict.message
-
-
-def test_expected_moves_differ_across_benches():
-    found = {moves.expected(i) for i in range(len(moves.VARIANTS))}
-    assert found == {True, False}
-
-
-def test_an_sgd_with_its_own_learning_rate_is_named():
-    """The update handed in is the one to step, with its settings, for SGD as for Adam."""
-
-    def encoder_moves(bench, update):
-        bench.backward()
-        before = bench.snapshot()["encoder.weight"]
-        made = update(list(bench.model.parameters()))
-        if isinstance(made, torch.optim.SGD):
-            made = torch.optim.SGD(bench.model.parameters(), lr=1e-3)
-        with bench:
-            if made is not None:
-                made.step()
-        return not torch.equal(before, bench.snapshot()["encoder.weight"])
-
-    verdict = check("02.encoder_moves", encoder_moves)
-    assert "your SGD ran with lr = 0.001, and the `update` it was given has lr = 0.01" in (
-        verdict.message
-    )

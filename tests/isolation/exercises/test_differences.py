@@ -1,0 +1,26 @@
+"""02.differences: the metadata two tensors differ in, and no shortcut through the hidden pairs."""
+
+from __future__ import annotations
+
+import pytest
+
+from course.isolation.exercises import differences
+from tests.corpus import assert_accepted, assert_told_its_cause, right_params, wrong_params
+from tests.isolation.exercises import corpus_controls
+
+CORPORA = tuple(c for c in corpus_controls.CORPORA if c.name == "02.differences")
+
+
+@pytest.mark.parametrize(("name", "flaw"), wrong_params(CORPORA))
+def test_each_wrong_answer_is_told_its_cause(name, flaw):
+    assert_told_its_cause(name, flaw)
+
+
+@pytest.mark.parametrize(("name", "how"), right_params(CORPORA))
+def test_a_right_answer_written_another_way_passes(name, how):
+    assert_accepted(name, how)
+
+
+def test_every_property_differs_in_some_hidden_pair():
+    found = set().union(*(differences._differences(a, b) for _, a, b, _ in differences._pairs()))
+    assert found == set(differences.PROPERTIES)
