@@ -49,10 +49,23 @@ def dotted(node: ast.AST) -> str:
     return ""
 
 
+# A device's own RNG API (`torch.emps.manual_seed(...)`, and what torch.manual_seed and
+# torch.random.fork_rng call on every device module): it runs because the learner asked to seed,
+# save or restore, never on the course's own initiative.
+DEVICE_RNG_API = {"manual_seed", "manual_seed_all", "seed", "get_rng_state", "set_rng_state"}
+
+
 def reseeding_calls(path: Path) -> list[str]:
     calls = []
-    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-        if isinstance(node, ast.Call):
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    exempt = {
+        id(inner)
+        for node in ast.walk(tree)
+        if isinstance(node, ast.FunctionDef) and node.name in DEVICE_RNG_API
+        for inner in ast.walk(node)
+    }
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and id(node) not in exempt:
             name = dotted(node.func)
             if name in RESEEDING or name.startswith("torch.default_generator"):
                 calls.append(f"line {node.lineno}: {name}")

@@ -34,7 +34,8 @@ from course.mystery.generate import KIND_WEIGHTS, CaseSpec, generate
 
 MAX_DEAL = 200  # a large room
 SEED_SPACE = 10**9  # seeds a deal draws from, at random: no neighbour to guess
-MAX_DRAWS = 200  # draws per learner before a pair may repeat (far more than ever needed)
+MAX_DRAWS = 20_000  # per learner before a pair may repeat: the rarest pair is ~1 draw in 370, and
+# a draw costs ~0.2 ms (a spec, no training), so a miss is never seen and a deal stays quick
 
 
 @functools.cache
