@@ -120,6 +120,19 @@ CORPORA = (
                 "a cast to float32",
             ),
         },
+        right={
+            "after first, moved with .to": lambda: (
+                lambda before, after: torch.equal(after.to("cpu"), before.to("cpu"))
+            ),
+            "bytes compared on the CPU": lambda: (
+                lambda before, after: (
+                    before.dtype == after.dtype
+                    and before.shape == after.shape
+                    and before.cpu().contiguous().view(torch.uint8).tolist()
+                    == after.cpu().contiguous().view(torch.uint8).tolist()
+                )
+            ),
+        },
     ),
     Corpus(
         "02.grad_check",
