@@ -204,5 +204,16 @@ CORPORA = (
                 "'addcmul' is not one of OPS",
             ),
         },
+        right={"a loop that adds to a set": lambda: _loop_into_a_set},
     ),
 )
+
+
+def _loop_into_a_set(profile):
+    """lost_ops written as a loop, each op measured on the profile and added when it lost."""
+    lost = set()
+    for op in OPS:
+        outcome = on_profile(profile, isolate_op, op, "transposed", "contiguous")
+        if outcome == "lost":
+            lost.add(op)
+    return lost
