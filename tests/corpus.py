@@ -89,13 +89,39 @@ def assert_accepted(name: str, how: str) -> None:
     assert verdict.passed, f"{name} refused the right answer {how!r}:\n{verdict}"
 
 
+def corpus_tests(
+    corpora: tuple[Corpus, ...], *fixtures: str, marks: tuple = ()
+) -> tuple[Callable, Callable]:
+    """The two tests every lesson's test module runs on its own corpora, assigned there as
+    `test_each_wrong_answer_is_told_its_cause, test_a_right_answer_written_another_way_passes =
+    corpus_tests(CORPORA)`: written once, and spread over the workers with the lesson's file.
+    `fixtures` names module fixtures the checks need first (07 compiles its kernels together);
+    `marks` are pytest marks both tests carry."""
+
+    @pytest.mark.usefixtures(*fixtures)
+    @pytest.mark.parametrize(("name", "flaw"), wrong_params(corpora))
+    def test_each_wrong_answer_is_told_its_cause(name: str, flaw: str) -> None:
+        assert_told_its_cause(name, flaw)
+
+    @pytest.mark.usefixtures(*fixtures)
+    @pytest.mark.parametrize(("name", "how"), right_params(corpora))
+    def test_a_right_answer_written_another_way_passes(name: str, how: str) -> None:
+        assert_accepted(name, how)
+
+    for mark in marks:
+        mark(test_each_wrong_answer_is_told_its_cause)
+        mark(test_a_right_answer_written_another_way_passes)
+    test_each_wrong_answer_is_told_its_cause.corpora = corpora  # type: ignore[attr-defined]
+    return test_each_wrong_answer_is_told_its_cause, test_a_right_answer_written_another_way_passes
+
+
 def tested_in_lessons() -> set[str]:
-    """The exercises whose corpora some lesson's test module runs with `wrong_params`."""
+    """The exercises whose corpora some lesson's test module runs with `corpus_tests`."""
     names: set[str] = set()
     for path in sorted(TESTS.rglob("test_*.py")):
-        text = path.read_text()
-        if "wrong_params(" in text and "CORPORA" in text:
+        if "corpus_tests(" in path.read_text():
             parts = path.relative_to(TESTS.parent).with_suffix("").parts
             module = importlib.import_module(".".join(parts))
-            names |= {c.name for c in getattr(module, "CORPORA", ())}
+            test = getattr(module, "test_each_wrong_answer_is_told_its_cause", None)
+            names |= {c.name for c in getattr(test, "corpora", ())}
     return names

@@ -2,17 +2,15 @@
 
 from __future__ import annotations
 
-import pytest
-
 from course import emps
 from course.adam.exercises import versions
 from tests.adam.exercises.corpus_versions import CORPORA
-from tests.corpus import assert_told_its_cause, wrong_params
+from tests.corpus import corpus_tests
 
-
-@pytest.mark.parametrize(("name", "flaw"), wrong_params(CORPORA))
-def test_each_wrong_answer_is_told_its_cause(name, flaw):
-    assert_told_its_cause(name, flaw)
+(
+    test_each_wrong_answer_is_told_its_cause,
+    test_a_right_answer_written_another_way_passes,
+) = corpus_tests(CORPORA)
 
 
 def test_the_expected_sets_are_measured_and_differ_from_each_profiles_list():

@@ -3,22 +3,15 @@ pass, and the hidden draws sit far from any sensible threshold."""
 
 from __future__ import annotations
 
-import pytest
-
 from course.audit.exercises import random_verdict
 from course.audit.judge import ks_distance
 from tests.audit.exercises.corpus_random_verdict import CORPORA
-from tests.corpus import assert_accepted, assert_told_its_cause, right_params, wrong_params
+from tests.corpus import corpus_tests
 
-
-@pytest.mark.parametrize(("name", "flaw"), wrong_params(CORPORA))
-def test_each_wrong_answer_is_told_its_cause(name, flaw):
-    assert_told_its_cause(name, flaw)
-
-
-@pytest.mark.parametrize(("name", "how"), right_params(CORPORA))
-def test_a_right_answer_written_another_way_passes(name, how):
-    assert_accepted(name, how)
+(
+    test_each_wrong_answer_is_told_its_cause,
+    test_a_right_answer_written_another_way_passes,
+) = corpus_tests(CORPORA)
 
 
 def test_the_random_judge_cases_sit_where_the_prompts_threshold_decides_them():

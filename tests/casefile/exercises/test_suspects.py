@@ -3,22 +3,16 @@ other ways pass."""
 
 from __future__ import annotations
 
-import pytest
 import torch
 
 from course.casefile.exercises.suspects import SUSPECT_CASES
 from tests.casefile.exercises.corpus_suspects import CORPORA
-from tests.corpus import assert_accepted, assert_told_its_cause, right_params, wrong_params
+from tests.corpus import corpus_tests
 
-
-@pytest.mark.parametrize(("name", "flaw"), wrong_params(CORPORA))
-def test_each_wrong_answer_is_told_its_cause(name, flaw):
-    assert_told_its_cause(name, flaw)
-
-
-@pytest.mark.parametrize(("name", "how"), right_params(CORPORA))
-def test_a_right_answer_written_another_way_passes(name, how):
-    assert_accepted(name, how)
+(
+    test_each_wrong_answer_is_told_its_cause,
+    test_a_right_answer_written_another_way_passes,
+) = corpus_tests(CORPORA)
 
 
 def test_the_hidden_models_buffers_are_what_their_labels_say():

@@ -3,25 +3,20 @@ told which side is at fault and why."""
 
 from __future__ import annotations
 
-import pytest
 import torch
 
 from course.dispatch.exercises import custom_op
 from course.exercises import check
-from tests.corpus import assert_accepted, assert_told_its_cause, right_params, wrong_params
+from tests.corpus import corpus_tests
 from tests.dispatch.exercises.corpus_custom_op import CORPORA
 
 WRONG = CORPORA[0].wrong
 
 
-@pytest.mark.parametrize(("name", "flaw"), wrong_params(CORPORA))
-def test_each_wrong_answer_is_told_its_cause(name, flaw):
-    assert_told_its_cause(name, flaw)
-
-
-@pytest.mark.parametrize(("name", "how"), right_params(CORPORA))
-def test_a_right_answer_written_another_way_passes(name, how):
-    assert_accepted(name, how)
+(
+    test_each_wrong_answer_is_told_its_cause,
+    test_a_right_answer_written_another_way_passes,
+) = corpus_tests(CORPORA)
 
 
 def test_the_operand_order_is_not_blamed_on_a_contiguous_call():

@@ -2,29 +2,19 @@
 
 from __future__ import annotations
 
-import pytest
-
 from course.dispatch.exercises import kernel_for
 from course.dispatch.registry import backend_kernel, lookup
 from course.exercises import check
 from tests.corpus import (
-    assert_accepted,
-    assert_told_its_cause,
+    corpus_tests,
     reference,
-    right_params,
-    wrong_params,
 )
 from tests.dispatch.exercises.corpus_kernel_for import CORPORA
 
-
-@pytest.mark.parametrize(("name", "flaw"), wrong_params(CORPORA))
-def test_each_wrong_answer_is_told_its_cause(name, flaw):
-    assert_told_its_cause(name, flaw)
-
-
-@pytest.mark.parametrize(("name", "how"), right_params(CORPORA))
-def test_a_right_answer_written_another_way_passes(name, how):
-    assert_accepted(name, how)
+(
+    test_each_wrong_answer_is_told_its_cause,
+    test_a_right_answer_written_another_way_passes,
+) = corpus_tests(CORPORA)
 
 
 def test_a_backend_without_a_kernel_is_asked_about():

@@ -2,23 +2,17 @@
 
 from __future__ import annotations
 
-import pytest
-
 from course.isolation.exercises import adam_state
-from tests.corpus import assert_accepted, assert_told_its_cause, right_params, wrong_params
+from tests.corpus import corpus_tests
 from tests.isolation.exercises import corpus_adam_state
 
 CORPORA = tuple(c for c in corpus_adam_state.CORPORA if c.name != "02.frozen_after")
 
 
-@pytest.mark.parametrize(("name", "flaw"), wrong_params(CORPORA))
-def test_each_wrong_answer_is_told_its_cause(name, flaw):
-    assert_told_its_cause(name, flaw)
-
-
-@pytest.mark.parametrize(("name", "how"), right_params(CORPORA))
-def test_a_right_answer_written_another_way_passes(name, how):
-    assert_accepted(name, how)
+(
+    test_each_wrong_answer_is_told_its_cause,
+    test_a_right_answer_written_another_way_passes,
+) = corpus_tests(CORPORA)
 
 
 def test_the_update_size_is_measured():

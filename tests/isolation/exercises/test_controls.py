@@ -13,24 +13,17 @@ from course.isolation import experiments
 from course.isolation.exercises import controls
 from tests.corpus import (
     all_corpora,
-    assert_accepted,
-    assert_told_its_cause,
-    right_params,
-    wrong_params,
+    corpus_tests,
 )
 from tests.isolation.exercises import corpus_controls
 
 CORPORA = tuple(c for c in corpus_controls.CORPORA if c.name != "02.differences")
 
 
-@pytest.mark.parametrize(("name", "flaw"), wrong_params(CORPORA))
-def test_each_wrong_answer_is_told_its_cause(name, flaw):
-    assert_told_its_cause(name, flaw)
-
-
-@pytest.mark.parametrize(("name", "how"), right_params(CORPORA))
-def test_a_right_answer_written_another_way_passes(name, how):
-    assert_accepted(name, how)
+(
+    test_each_wrong_answer_is_told_its_cause,
+    test_a_right_answer_written_another_way_passes,
+) = corpus_tests(CORPORA)
 
 
 def test_a_control_made_by_hand_says_the_encoder_moved():

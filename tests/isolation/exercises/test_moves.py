@@ -2,25 +2,20 @@
 
 from __future__ import annotations
 
-import pytest
 import torch
 
 from course.exercises import check
 from course.isolation.exercises import moves
-from tests.corpus import assert_accepted, assert_told_its_cause, right_params, wrong_params
+from tests.corpus import corpus_tests
 from tests.isolation.exercises import corpus_stepping
 
 CORPORA = tuple(c for c in corpus_stepping.CORPORA if c.name == "02.encoder_moves")
 
 
-@pytest.mark.parametrize(("name", "flaw"), wrong_params(CORPORA))
-def test_each_wrong_answer_is_told_its_cause(name, flaw):
-    assert_told_its_cause(name, flaw)
-
-
-@pytest.mark.parametrize(("name", "how"), right_params(CORPORA))
-def test_a_right_answer_written_another_way_passes(name, how):
-    assert_accepted(name, how)
+(
+    test_each_wrong_answer_is_told_its_cause,
+    test_a_right_answer_written_another_way_passes,
+) = corpus_tests(CORPORA)
 
 
 def test_encoder_moves_wants_a_bool():

@@ -9,10 +9,7 @@ from course.exercises import check
 from course.isolation import experiments
 from tests.corpus import (
     all_corpora,
-    assert_accepted,
-    assert_told_its_cause,
-    right_params,
-    wrong_params,
+    corpus_tests,
 )
 from tests.isolation.exercises import corpus_stepping
 
@@ -21,14 +18,10 @@ CORPORA = tuple(c for c in corpus_stepping.CORPORA if c.name != "02.encoder_move
 LOST = ("p = p - lr * p.grad", "params[i] = ...", "params[:] = [...]", "p.data = ...")
 
 
-@pytest.mark.parametrize(("name", "flaw"), wrong_params(CORPORA))
-def test_each_wrong_answer_is_told_its_cause(name, flaw):
-    assert_told_its_cause(name, flaw)
-
-
-@pytest.mark.parametrize(("name", "how"), right_params(CORPORA))
-def test_a_right_answer_written_another_way_passes(name, how):
-    assert_accepted(name, how)
+(
+    test_each_wrong_answer_is_told_its_cause,
+    test_a_right_answer_written_another_way_passes,
+) = corpus_tests(CORPORA)
 
 
 @pytest.mark.parametrize("flaw", [*LOST, "returns the new tensors"])

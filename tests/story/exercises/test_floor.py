@@ -2,24 +2,17 @@
 
 from __future__ import annotations
 
-import pytest
-
 from course.exercises import check
 from course.model.data import make_data
 from course.model.runs import dataset
 from course.story.exercises import floor
-from tests.corpus import assert_accepted, assert_told_its_cause, right_params, wrong_params
+from tests.corpus import corpus_tests
 from tests.story.exercises.corpus_floor import CORPORA, best_possible_loss, error
 
-
-@pytest.mark.parametrize(("name", "flaw"), wrong_params(CORPORA))
-def test_each_wrong_answer_is_told_its_cause(name, flaw):
-    assert_told_its_cause(name, flaw)
-
-
-@pytest.mark.parametrize(("name", "how"), right_params(CORPORA))
-def test_a_right_answer_written_another_way_passes(name, how):
-    assert_accepted(name, how)
+(
+    test_each_wrong_answer_is_told_its_cause,
+    test_a_right_answer_written_another_way_passes,
+) = corpus_tests(CORPORA)
 
 
 def test_every_mistake_differs_from_the_floor_on_the_course_data():

@@ -9,21 +9,17 @@ from course.devices import pinned_threads
 from course.exercises import check
 from course.model.runs import fresh_model, trainer
 from course.story.exercises import frozen, frozen_names
-from tests.corpus import assert_accepted, assert_told_its_cause, right_params, wrong_params
+from tests.corpus import corpus_tests
 from tests.story.exercises import corpus_frozen
 from tests.story.exercises.corpus_frozen import frozen_by_loop
 
 CORPORA = tuple(c for c in corpus_frozen.CORPORA if c.name != "01.frozen_names")
 
 
-@pytest.mark.parametrize(("name", "flaw"), wrong_params(CORPORA))
-def test_each_wrong_answer_is_told_its_cause(name, flaw):
-    assert_told_its_cause(name, flaw)
-
-
-@pytest.mark.parametrize(("name", "how"), right_params(CORPORA))
-def test_a_right_answer_written_another_way_passes(name, how):
-    assert_accepted(name, how)
+(
+    test_each_wrong_answer_is_told_its_cause,
+    test_a_right_answer_written_another_way_passes,
+) = corpus_tests(CORPORA)
 
 
 def test_prediction_outcome_is_measured():

@@ -8,7 +8,7 @@ import torch
 
 from course.exercises import check
 from course.story.exercises import frozen_names
-from tests.corpus import assert_accepted, assert_told_its_cause, right_params, wrong_params
+from tests.corpus import corpus_tests
 from tests.story.exercises import corpus_frozen
 from tests.story.exercises.corpus_frozen import by_gradients, frozen_by_loop
 
@@ -16,14 +16,10 @@ CORPORA = tuple(c for c in corpus_frozen.CORPORA if c.name == "01.frozen_names")
 CASES = {case.what: case for case in frozen_names.CASES}
 
 
-@pytest.mark.parametrize(("name", "flaw"), wrong_params(CORPORA))
-def test_each_wrong_answer_is_told_its_cause(name, flaw):
-    assert_told_its_cause(name, flaw)
-
-
-@pytest.mark.parametrize(("name", "how"), right_params(CORPORA))
-def test_a_right_answer_written_another_way_passes(name, how):
-    assert_accepted(name, how)
+(
+    test_each_wrong_answer_is_told_its_cause,
+    test_a_right_answer_written_another_way_passes,
+) = corpus_tests(CORPORA)
 
 
 def test_the_cases_disagree_so_no_constant_passes():

@@ -6,7 +6,7 @@ import pytest
 
 from course.exercises import instructor_mode, solution
 from course.kernels.cpp import learner
-from tests.corpus import assert_accepted, assert_told_its_cause, right_params, wrong_params
+from tests.corpus import corpus_tests
 from tests.kernels.exercises.compiled.corpus_write_kernel import CORPORA, REFERENCE_KERNEL
 
 
@@ -18,16 +18,10 @@ def kernels_run_together():
     learner.run_together([make() for make in makers])
 
 
-@pytest.mark.compile
-@pytest.mark.parametrize(("name", "flaw"), wrong_params(CORPORA))
-def test_each_wrong_answer_is_told_its_cause(kernels_run_together, name, flaw):
-    assert_told_its_cause(name, flaw)
-
-
-@pytest.mark.compile
-@pytest.mark.parametrize(("name", "how"), right_params(CORPORA))
-def test_a_right_answer_written_another_way_passes(kernels_run_together, name, how):
-    assert_accepted(name, how)
+(
+    test_each_wrong_answer_is_told_its_cause,
+    test_a_right_answer_written_another_way_passes,
+) = corpus_tests(CORPORA, "kernels_run_together", marks=(pytest.mark.compile,))
 
 
 def test_the_solution_shows_the_kernel_itself():

@@ -2,24 +2,18 @@
 
 from __future__ import annotations
 
-import pytest
 import torch
 
 from course.exercises import check
 from course.kernels import placeholder_lab
 from course.kernels.exercises.placeholder import catching
-from tests.corpus import assert_accepted, assert_told_its_cause, right_params, wrong_params
+from tests.corpus import corpus_tests
 from tests.kernels.exercises.placeholder.corpus_catching import CORPORA, kernel_test
 
-
-@pytest.mark.parametrize(("name", "flaw"), wrong_params(CORPORA))
-def test_each_wrong_answer_is_told_its_cause(name, flaw):
-    assert_told_its_cause(name, flaw)
-
-
-@pytest.mark.parametrize(("name", "how"), right_params(CORPORA))
-def test_a_right_answer_written_another_way_passes(name, how):
-    assert_accepted(name, how)
+(
+    test_each_wrong_answer_is_told_its_cause,
+    test_a_right_answer_written_another_way_passes,
+) = corpus_tests(CORPORA)
 
 
 def test_macos15_only_is_told_about_strided_buffers():
