@@ -124,7 +124,8 @@ test-hub: web
 assets: $(STAMP)
 	$(BIN)/python scripts/make_assets.py
 
-# Another torch release in a venv of its own, `.venv-torch-$(TORCH)`: unit tests + nbval there
+# Another torch release in a venv of its own, `.venv-torch-$(TORCH)`: unit tests + nbval there,
+# less the tests that prove nothing about torch (conftest.py ONE_TORCH: learner copies, nbgrader...)
 # (not lint, not the browser), as CI does for the release after the pin. pip's `torch==X` takes
 # PyPI's default build (a CUDA one on Linux, several GB). Compiled C++ kernels get a cache of their
 # own, so neither venv ever rebuilds or loads the other's.
@@ -141,7 +142,7 @@ $(TSTAMP): pyproject.toml
 test-torch: $(TSTAMP)
 	$(TVENV)/bin/python -c "import torch; print('torch', torch.__version__)"
 	TORCH_EXTENSIONS_DIR=$(CURDIR)/$(TVENV)/torch-extensions $(TVENV)/bin/python -m pytest \
-		-n $(JOBS) --dist loadfile -p no:cacheprovider tests notebooks $(NBVAL) -m "not browser"
+		-n $(JOBS) --dist loadfile -p no:cacheprovider tests notebooks $(NBVAL) -m "not browser and not one_torch"
 
 # Every code cell's time in the last nbval run (make test / test-torch record them), slowest first.
 cell-times: $(STAMP)
