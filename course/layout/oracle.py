@@ -7,8 +7,10 @@ seeded generator (never the learner's global RNG), asks real torch for every ans
 the *smallest* layout where the learner's function disagrees: the easiest case to redo by hand.
 Layouts of every kind are drawn: contiguous, storage-offset, permuted, step-sliced, size-1 dims
 with odd strides, empty tensors, expanded (stride 0) and arbitrary strides, with 0 to 5 dims (so
-a rule written for three named dims fails). Each is a `course.layout.calculator.Layout`, the one
-layout type of the course. The case lists never change, so each is built once per process.
+a rule written for three named dims fails); the address rule also meets a few layouts whose
+addresses pass 2^31, too large to allocate, answered by torch on its meta device. Each is a
+`course.layout.calculator.Layout`, the one layout type of the course. The case lists never
+change, so each is built once per process.
 """
 
 from __future__ import annotations
@@ -120,18 +122,46 @@ class Raised(str):
     """What a learner's function raised, as text: "raised IndexError: ..."."""
 
 
+# Layouts whose last element lies past 2^31 and 2^32 (a float32 storage of 8 or 16 GiB has such
+# slots): torch keeps offsets, strides and addresses in 64 bits, so a rule that wraps, masks or
+# clamps at 32 bits (a C int, numpy int32) is wrong there. 0 to 3 dims: a miss here is not read as
+# "a rule that names three dims".
+FAR_LAYOUTS = (
+    Layout.strided((), (), 2**32 + 5),
+    Layout.strided((3,), (2**31 + 1,), 7),
+    Layout.strided((2, 3), (2**32, 1), 2**31 - 2),
+    Layout.strided((2, 2, 3), (6, 3, 2**30 + 3), 11),
+)
+
+
 @functools.cache
 def address_cases(seed: int = 1) -> tuple[Case, ...]:
-    """address(index, stride, offset): one random element of each non-empty layout (0-5 dims)."""
+    """address(index, stride, offset): one random element of each non-empty layout (0-5 dims),
+    and the last element of each of FAR_LAYOUTS."""
     rng, cases = random.Random(seed), []
     for layout in random_layouts(seed=seed, ndims=(0, MAX_HIDDEN_DIMS)):
         if not layout.numel:
             continue
         index = tuple(rng.randrange(size) for size in layout.shape)
-        label = f"index {index} of a tensor with {layout}"
         slot = layout.tensor()[index].item()  # the value *is* the address (storage = arange)
-        cases.append(Case(layout, (index, layout.stride, layout.offset), slot, label))
+        cases.append(_address_case(layout, index, slot))
+    for layout in FAR_LAYOUTS:
+        index = tuple(size - 1 for size in layout.shape)
+        cases.append(_address_case(layout, index, far_address(layout, index)))
     return tuple(cases)
+
+
+def _address_case(layout: Layout, index: tuple[int, ...], slot: int) -> Case:
+    label = f"index {index} of a tensor with {layout}"
+    return Case(layout, (index, layout.stride, layout.offset), slot, label)
+
+
+def far_address(layout: Layout, index: tuple[int, ...]) -> int:
+    """Torch's address of an element of a layout too large to allocate: on the meta device a
+    tensor has shape, strides and a storage offset but no memory, and indexing it gives the
+    element's view, whose storage offset is the address."""
+    storage = torch.empty(layout.storage_size, device="meta")
+    return storage.as_strided(layout.shape, layout.stride, layout.offset)[index].storage_offset()
 
 
 @functools.cache

@@ -36,6 +36,15 @@ def test_case_lists_reach_scalars_and_five_dims():
     assert oracle.address_cases() is oracle.address_cases()  # built once
 
 
+def test_address_cases_pass_32_bits_with_few_dims_and_torchs_own_answers():
+    far = [c for c in oracle.address_cases() if c.expected >= 2**32]
+    assert far and min(len(c.layout.shape) for c in far) == 0  # not read as "named dims"
+    assert any(max(c.layout.stride, default=0) >= 2**31 for c in far)  # a stride, not only offset
+    for case in far:  # torch's own answer, on the meta device (no memory), is plain arithmetic
+        index, stride, offset = case.args
+        assert case.expected == offset + sum(i * s for i, s in zip(index, stride, strict=True))
+
+
 def test_step_slices_vary_start_stop_and_step_on_long_dims():
     cases = oracle.step_slice_cases()
     assert sum(c.layout.shape[c.args[3]] >= 5 for c in cases) >= len(cases) // 3

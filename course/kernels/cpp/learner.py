@@ -11,6 +11,10 @@ notebook's own process that could crash the kernel (a segmentation fault) or sil
 memory. The checks run in `python -m course.kernels.cpp.learner LIBRARY`, which reports each
 variant as a JSON line; a crash there is reported as a message naming the variant that crashed.
 Each tensor's storage also has guard slots before and after it, so a write just outside is seen.
+
+What a kernel right only on small calls gets wrong is tried too: 7 and 8 dims (with an array of
+one slot per dim bounds-checked, see FLAGS), storage offsets past 2^32 (see Guarded.view), and a
+value that no rounding keeps (e).
 """
 
 from __future__ import annotations
@@ -23,6 +27,7 @@ import subprocess
 import sys
 from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
 from course.errors import CourseError
 from course.kernels.cpp.build import build_dir, compiler_status
@@ -55,6 +60,13 @@ SIGNATURE = (
     "float value)"
 )
 MAX_SOURCE = 20_000  # characters: a kernel, not a library
+# -fsanitize=bounds with traps: an index past the end of a fixed-size C array (`int64_t idx[6]` on
+# a 7-d call) stops the child with a trap instead of silently overwriting the stack, which at -O2
+# can leave every result right. Traps need no sanitizer runtime; g++ and clang++ both accept these.
+FLAGS = (
+    *("-O2", "-std=c++17", "-shared", "-fPIC"),
+    *("-fsanitize=bounds", "-fsanitize-undefined-trap-on-error"),
+)
 COMPILE_TIMEOUT_S = 60
 RUN_TIMEOUT_S = 120
 GUARD = 64  # sentinel slots before and after every storage
@@ -91,15 +103,15 @@ def compile_kernel(source: str) -> Path:
             "skipped: no C++ compiler on this machine (g++ or clang++), so your kernel cannot be "
             "built here; the rest of the notebook runs without it"
         )
-    unit = f"{PRELUDE}{_without_prelude(source)}\n{SIGNATURE};\n"  # compiled; the cache key
-    digest = hashlib.sha256(unit.encode()).hexdigest()[:16]
+    unit = f"{PRELUDE}{_without_prelude(source)}\n{SIGNATURE};\n"  # compiled
+    digest = hashlib.sha256(" ".join((*FLAGS, unit)).encode()).hexdigest()[:16]
     library = library_dir() / f"{ENTRY}{digest}.so"
     if library.exists():
         return library
     library.parent.mkdir(parents=True, exist_ok=True)
     cpp = library.with_suffix(".cpp")
     cpp.write_text(unit)
-    command = [status.compiler, "-O2", "-std=c++17", "-shared", "-fPIC", str(cpp), "-o"]
+    command = [status.compiler, *FLAGS, str(cpp), "-o"]
     try:
         done = subprocess.run(
             [*command, str(library)], capture_output=True, text=True, timeout=COMPILE_TIMEOUT_S
@@ -146,17 +158,41 @@ def _first_errors(stderr: str, cpp: Path, lines: int = 8) -> str:
 
 # ---- the variants (run in the child process) ---------------------------------------------------
 
-VARIANTS: tuple[tuple[str, tuple[int, ...], str, str, str, float], ...] = (
-    # (label, shape, layout of out, of a, of b, value): layouts from course.layout.named;
+
+class Variant(NamedTuple):
+    """One hidden call: out, a and b in named layouts (course.layout.named) of one shape."""
+
+    label: str
+    shape: tuple[int, ...]
+    out: str
+    a: str
+    b: str
+    value: float
+    far: int = 0  # slots added to every tensor's storage offset (see Guarded.view)
+
+
+FAR = 2**32 + 2**20  # past any 32-bit offset, signed or unsigned
+E = 2.718281828459045  # e: rounded to float16, to quarters or to two decimals, it changes
+
+VARIANTS: tuple[Variant, ...] = (
     # a and b differ in one, so a kernel that reads b through a's strides or offset fails
-    ("a contiguous output", (4, 6), "contiguous", "contiguous", "contiguous", 0.5),
-    ("a transposed output", (4, 6), "transposed", "contiguous", "contiguous", 0.5),
-    ("a step-sliced output", (4, 6), "step-sliced", "contiguous", "contiguous", 0.5),
-    ("an output with a storage offset", (4, 6), "storage-offset", "contiguous", "contiguous", 0.5),
-    ("a permuted 3-d output", (2, 3, 4), "permuted", "contiguous", "contiguous", 0.5),
-    ("a 4-d output stored transposed", (2, 3, 2, 3), "transposed", "contiguous", "contiguous", 0.5),
-    ("a 1-d step-sliced output", (9,), "step-sliced", "contiguous", "contiguous", 0.5),
-    (
+    Variant("a contiguous output", (4, 6), "contiguous", "contiguous", "contiguous", 0.5),
+    Variant("a transposed output", (4, 6), "transposed", "contiguous", "contiguous", 0.5),
+    Variant("a step-sliced output", (4, 6), "step-sliced", "contiguous", "contiguous", 0.5),
+    Variant(
+        "an output with a storage offset", (4, 6), "storage-offset", "contiguous", "contiguous", 0.5
+    ),
+    Variant("a permuted 3-d output", (2, 3, 4), "permuted", "contiguous", "contiguous", 0.5),
+    Variant(
+        "a 4-d output stored transposed",
+        (2, 3, 2, 3),
+        "transposed",
+        "contiguous",
+        "contiguous",
+        0.5,
+    ),
+    Variant("a 1-d step-sliced output", (9,), "step-sliced", "contiguous", "contiguous", 0.5),
+    Variant(
         "a contiguous output and transposed inputs",
         (5, 3),
         "contiguous",
@@ -164,8 +200,15 @@ VARIANTS: tuple[tuple[str, tuple[int, ...], str, str, str, float], ...] = (
         "transposed",
         0.5,
     ),
-    ("inputs with a storage offset", (4, 6), "contiguous", "storage-offset", "storage-offset", 0.5),
-    (
+    Variant(
+        "inputs with a storage offset",
+        (4, 6),
+        "contiguous",
+        "storage-offset",
+        "storage-offset",
+        0.5,
+    ),
+    Variant(
         "a transposed output and step-sliced inputs",
         (3, 5),
         "transposed",
@@ -173,8 +216,8 @@ VARIANTS: tuple[tuple[str, tuple[int, ...], str, str, str, float], ...] = (
         "step-sliced",
         0.5,
     ),
-    ("an expanded (stride 0) input", (4, 6), "contiguous", "expanded", "expanded", 0.5),
-    (
+    Variant("an expanded (stride 0) input", (4, 6), "contiguous", "expanded", "expanded", 0.5),
+    Variant(
         "a transposed a and a b with a storage offset",
         (4, 6),
         "contiguous",
@@ -182,7 +225,7 @@ VARIANTS: tuple[tuple[str, tuple[int, ...], str, str, str, float], ...] = (
         "storage-offset",
         0.5,
     ),
-    (
+    Variant(
         "a 5-d output stored transposed",
         (2, 1, 3, 2, 2),
         "transposed",
@@ -190,11 +233,18 @@ VARIANTS: tuple[tuple[str, tuple[int, ...], str, str, str, float], ...] = (
         "step-sliced",
         0.5,
     ),
-    ("a transposed output with value=-1.5", (3, 4), "transposed", "contiguous", "contiguous", -1.5),
-    # the last four catch what passes every call above: five nested loops (the notebook names
-    # 5-d), the naive loop as a fast path for tensors laid out alike, a loop body run before its
-    # bound is checked, and an inner loop over sizes[ndim - 1] (not there at ndim 0)
-    (
+    Variant(
+        "a transposed output with value=-1.5",
+        (3, 4),
+        "transposed",
+        "contiguous",
+        "contiguous",
+        -1.5,
+    ),
+    # these catch what passes every call above: five nested loops (the notebook names 5-d), the
+    # naive loop as a fast path for tensors laid out alike, a loop body run before its bound is
+    # checked, and an inner loop over sizes[ndim - 1] (not there at ndim 0)
+    Variant(
         "a 6-d output stored transposed",
         (2, 1, 2, 2, 1, 3),
         "transposed",
@@ -202,7 +252,7 @@ VARIANTS: tuple[tuple[str, tuple[int, ...], str, str, str, float], ...] = (
         "step-sliced",
         0.5,
     ),
-    (
+    Variant(
         "out, a and b all step-sliced (alike, with gaps)",
         (3, 4),
         "step-sliced",
@@ -210,10 +260,48 @@ VARIANTS: tuple[tuple[str, tuple[int, ...], str, str, str, float], ...] = (
         "step-sliced",
         0.5,
     ),
-    ("an empty (4, 0) output", (4, 0), "transposed", "contiguous", "contiguous", 0.5),
-    ("a 0-d output (ndim 0, one element)", (), "contiguous", "contiguous", "contiguous", 0.5),
+    Variant("an empty (4, 0) output", (4, 0), "transposed", "contiguous", "contiguous", 0.5),
+    Variant(
+        "a 0-d output (ndim 0, one element)", (), "contiguous", "contiguous", "contiguous", 0.5
+    ),
+    # and these what is right only up to the sizes and values above: a fixed array of 6 dims (or
+    # nested loops up to 6), offsets kept in 32-bit ints, a value rounded (0.5 and -1.5 survive a
+    # cast to half, to quarters, to two decimals; e does not)
+    Variant(
+        "a 7-d output stored transposed",
+        (2, 1, 2, 1, 2, 1, 2),
+        "transposed",
+        "contiguous",
+        "step-sliced",
+        0.5,
+    ),
+    Variant(
+        "an 8-d step-sliced output",
+        (1, 2, 1, 2, 2, 1, 2, 2),
+        "step-sliced",
+        "transposed",
+        "contiguous",
+        0.5,
+    ),
+    Variant(
+        "offsets past 2^32 (each tensor starts 2^32 + 2^20 slots into its storage)",
+        (3, 4),
+        "transposed",
+        "step-sliced",
+        "storage-offset",
+        0.5,
+        far=FAR,
+    ),
+    Variant(
+        f"a transposed output with value=e ({E:.7g}, not a round number)",
+        (4, 5),
+        "transposed",
+        "contiguous",
+        "step-sliced",
+        E,
+    ),
 )
-VALUE = 0.5  # the value of most variants: a kernel that hard-codes it fails the last one
+VALUE = 0.5  # the value of most variants: a kernel that hard-codes it fails the later ones
 
 
 class _View(ctypes.Structure):
@@ -236,10 +324,16 @@ class Guarded:
         ends = (self.buffer[:GUARD], self.buffer[-GUARD:])
         return all(bool((end == SENTINEL).all()) for end in ends)
 
-    def view(self, keep: list) -> _View:
-        """The tensor as the learner's kernel sees it: storage pointer, offset, strides."""
+    def view(self, keep: list, far: int = 0) -> _View:
+        """The tensor as the learner's kernel sees it: storage pointer, offset, strides.
+
+        `far` slots more of offset, with the storage pointer moved back as far: the same
+        elements, found by a kernel only if it keeps offsets in 64 bits. Why not a real storage
+        that large: 2^32 floats are 16 GiB; the slots before the tensor are never read by a right
+        kernel, so they need not exist (the pointer to slot 0 is only ever added to)."""
         data = self.buffer.data_ptr() + GUARD * self.buffer.element_size()
-        return _View(data, self.offset, _padded(self.tensor.stride(), keep))
+        slot0 = (data - far * self.buffer.element_size()) % 2**64  # an address, wrapped as C does
+        return _View(slot0, self.offset + far, _padded(self.tensor.stride(), keep))
 
 
 def _padded(numbers, keep: list):
@@ -271,18 +365,18 @@ def _guarded(values, layout: str) -> Guarded:
     return Guarded(buffer, tensor, offset)
 
 
-def run_variant(function, shape, layouts: tuple[str, str, str], value: float) -> dict:
-    """Run the learner's kernel on one variant (layouts of out, a, b); what happened, as a
-    JSON-able dict."""
+def run_variant(function, variant: Variant) -> dict:
+    """Run the learner's kernel on one variant; what happened, as a JSON-able dict."""
     import torch
 
+    shape, layouts, value = variant.shape, (variant.out, variant.a, variant.b), variant.value
     gen = torch.Generator().manual_seed(sum(shape))
     out, a, b = (_guarded(torch.randn(shape, generator=gen), layout) for layout in layouts)
     expected = torch.addcmul(out.tensor, a.tensor, b.tensor, value=value)
     before = [t.buffer.clone() for t in (out, a, b)]
     keep: list = []
     sizes = _padded(shape, keep)
-    function(*(t.view(keep) for t in (out, a, b)), sizes, len(shape), value)
+    function(*(t.view(keep, variant.far) for t in (out, a, b)), sizes, len(shape), value)
     if not out.guards_intact():
         return {"ok": False, "problem": _outside(out.tensor)}
     if not all(torch.equal(x.buffer, y) for x, y in zip((a, b), before[1:], strict=True)):
@@ -294,10 +388,19 @@ def run_variant(function, shape, layouts: tuple[str, str, str], value: float) ->
     alike = len(set(layouts)) == 1
     return {
         "ok": False,
-        "problem": _diagnosis(out.tensor, was, a.tensor, b.tensor, value, alike),
+        "problem": FAR_NOTE
+        if variant.far
+        else _diagnosis(out.tensor, was, a.tensor, b.tensor, value, alike),
         "yours": _head(out.tensor),
         "torch": _head(expected),
     }
+
+
+# What a kernel that fails only where offsets pass 2^32 does wrong, crashed or not
+FAR_NOTE = (
+    "lost track of offsets past 2^32: an offset or index held in a 32-bit `int` (or `unsigned`) "
+    "wraps around and points far from the tensor; keep every offset, stride and index in int64_t"
+)
 
 
 def _outside(out) -> str:
@@ -371,13 +474,19 @@ def _diagnosis(result, before, a, b, value: float, alike: bool = False) -> str:
 
 
 def _value_used(result, before, a, b, value: float) -> str | None:
-    """A kernel right but for its scale: the value it used in place of `value`, if it is one."""
+    """A kernel right but for its scale: the value it used in place of `value`, if it is one.
+    A difference of 1e-5 of the value counts: e rounded to float16 is off by about 2e-4 of it."""
     import torch
 
     product, added = (a * b).flatten(), (result - before).flatten()
     used = float(added @ product / (product @ product))
-    if abs(used - value) > 1e-3 and torch.allclose(added, used * product, atol=1e-4):
-        return f"used value {used:.3g}, not the `value` passed in ({value})"
+    if abs(used - value) > 1e-5 * max(1.0, abs(value)) and torch.allclose(
+        added, used * product, atol=1e-5
+    ):
+        rounded = (
+            " (a rounded value? keep it a float, as passed)" if value != round(value, 1) else ""
+        )
+        return f"used value {used:.7g}, not the `value` passed in ({value:.7g}){rounded}"
     return None
 
 
@@ -413,10 +522,10 @@ def main(*libraries: str) -> int:
             ctypes.c_int64,
             ctypes.c_float,
         ]
-        for label, shape, *layouts, value in VARIANTS:
-            print(json.dumps({"kernel": kernel, "start": label}), flush=True)
-            result = run_variant(function, shape, tuple(layouts), value)
-            print(json.dumps({"kernel": kernel, "variant": label, **result}), flush=True)
+        for variant in VARIANTS:
+            print(json.dumps({"kernel": kernel, "start": variant.label}), flush=True)
+            result = run_variant(function, variant)
+            print(json.dumps({"kernel": kernel, "variant": variant.label, **result}), flush=True)
             if not result["ok"]:
                 break
         print(json.dumps({"kernel": kernel, "done": True}), flush=True)
@@ -489,9 +598,8 @@ def _child(libraries: list[Path]) -> dict[Path, Report]:
         mine = [event for event in events if event["kernel"] == kernel]
         if not any("done" in event for event in mine):
             started = [event["start"] for event in mine if "start" in event]
-            reports[library] = Report(
-                False, started[-1] if started else "the first variant", stopped
-            )
+            variant = started[-1] if started else "the first variant"
+            reports[library] = Report(False, variant, _stopped(stopped, variant))
             break
         reports[library] = _report(mine)
     return reports
@@ -504,8 +612,19 @@ def _crash(returncode: int) -> str:
             "crashed the process with a division by zero (SIGFPE): an integer % or / by a size "
             "that is 0?"
         )
+    if returncode in (-4, 132, -5, 133):  # SIGILL (x86's ud2), SIGTRAP (arm64's brk): FLAGS' trap
+        return (
+            "stopped on an index past the end of a fixed-size array (the bounds check traps): "
+            "an array of one slot per dim must hold ndim slots, and ndim has no upper limit here"
+        )
     how = "a segmentation fault" if returncode in (-11, 139) else f"exit {returncode}"
     return f"crashed the process ({how}): it read or wrote far outside a tensor's storage"
+
+
+def _stopped(how: str, label: str) -> str:
+    """Why a kernel stopped on this variant: on one whose offsets pass 2^32, that first."""
+    far = any(v.far for v in VARIANTS if v.label == label)
+    return f"{FAR_NOTE}; it {how}" if far else how
 
 
 def _report(events: list[dict]) -> Report:

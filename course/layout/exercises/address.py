@@ -1,10 +1,10 @@
 """04.address: the storage slot of an element, from its index, the strides and the offset.
 
-Checked against torch on about 250 random layouts of 0 to 5 dims (offsets, permuted, sliced,
-expanded); a wrong rule is told its classic cause: the offset left out, an index paired with
-another dim's stride, the last stride taken as 1, a slot counted in bytes, three dims named one
-by one, a stride copied from the notebook's example, torch or the course's calculator asked
-instead.
+Checked against torch on about 260 random layouts of 0 to 5 dims (offsets, permuted, sliced,
+expanded) and on a few whose addresses pass 2^31 and 2^32; a wrong rule is told its classic
+cause: the offset left out, an index paired with another dim's stride, the last stride taken
+as 1, a slot counted in bytes, three dims named one by one, a stride copied from the notebook's
+example, torch or the course's calculator asked instead, arithmetic that stops at 32 bits.
 """
 
 from __future__ import annotations
@@ -67,8 +67,9 @@ ADDRESS = Rule(
     cases=oracle.address_cases,
     params=("index", "stride", "offset"),
     success=lambda n: (
-        f"right on all {n} random layouts of 0 to 5 dims (offsets, permuted, sliced, "
-        "expanded): an element's address is the offset plus index times stride, dim by dim"
+        f"right on all {n} layouts of 0 to 5 dims (offsets, permuted, sliced, expanded, "
+        "addresses past 2^32): an element's address is the offset plus index times stride, "
+        "dim by dim"
     ),
     truth=lambda index, stride, offset: (
         offset + sum(i * s for i, s in zip(index, stride, strict=True))
@@ -93,6 +94,7 @@ register(
     Exercise(
         "04.address",
         "Write address(index, stride, offset): the storage slot of the element at `index`, "
+        "for any number of dims and any size of offset and strides (addresses past 2^31 too), "
         "with arithmetic on the tuples (torch is the checker's oracle: asking it does not count).",
         lambda fn: judge(fn, ADDRESS),
         "Start at the offset; each step along dim d moves stride[d] slots. Any number of dims.",

@@ -226,6 +226,7 @@ def _mismatch_verdict(fn: Callable, rule: Rule, misses: list[Mismatch]) -> Verdi
     diagnoses = (
         lambda ms: smallest(ms, rule.form),
         beyond_three_dims,
+        past_32_bits,  # before `ignored`: a clamped answer ignores every parameter there
         lambda ms: ignored(fn, rule, ms),
         *rule.causes,
         lambda ms: beyond_named_dims(ms, fewest=3),  # after the causes: a rule can be right
@@ -261,6 +262,23 @@ def beyond_named_dims(misses: list[Mismatch], fewest: int) -> Finding | None:
         f"it agrees with torch on every layout of up to {dims - 1} dims, but not with "
         f"{len(m.case.layout.shape)} dims{how}. A tensor can have any number of dims: loop "
         f"over all of them instead of naming {named}",
+        m,
+    )
+
+
+def past_32_bits(misses: list[Mismatch]) -> Finding | None:
+    """Wrong only where torch's answer passes 2^31 (04.address's far layouts): arithmetic that
+    wraps, masks or clamps at 32 bits, or raises there, as numpy's int32 does."""
+    big = [m for m in misses if isinstance(m.case.expected, int) and m.case.expected >= 2**31]
+    if not big or len(big) < len(misses):
+        return None
+    m = big[0]
+    how = f" (on it your function {m.yours})" if m.raised else ""
+    return Finding(
+        f"it agrees with torch wherever the answer is below 2^31 and nowhere past it{how}: "
+        "your arithmetic stops at 32 bits (a mask, a clamp, a C int, numpy's int32). A "
+        "float32 storage of 8 GiB has slots past 2^31, and torch keeps offsets, strides and "
+        "addresses in 64 bits; Python's own ints never overflow, so plain + and * are exact",
         m,
     )
 

@@ -6,6 +6,7 @@ The compiled tests need g++ (CI has it) but not torch's headers: each build take
 from __future__ import annotations
 
 import pytest
+import torch
 
 from course import journal
 from course.errors import CourseError
@@ -128,3 +129,28 @@ def test_write_kernel_feedback_names_the_variant():
     verdict = check("07.write_kernel", corpus.wrong["no offsets"][0]())
     assert "an output with a storage offset" in verdict.message
     assert check("07.write_kernel", "not C++").message.startswith("give the C++ source")
+
+
+def test_the_variants_pass_six_dims_32_bit_offsets_and_round_values():
+    assert max(len(v.shape) for v in learner.VARIANTS) >= 8  # a fixed array of 6 dims fails
+    assert any(v.far >= 2**32 for v in learner.VARIANTS)  # an int or unsigned offset fails
+    # 0.5 and -1.5 survive a value rounded to quarters, to two decimals, to float16: e does not
+    assert any(abs(v.value * 100 - round(v.value * 100)) > 1e-3 for v in learner.VARIANTS)
+
+
+def test_a_far_view_points_at_the_same_elements():
+    tensor = learner._guarded(torch.randn(3, 4), "transposed")
+    keep: list = []
+    near, far = tensor.view(keep), tensor.view(keep, learner.FAR)
+    assert far.offset == near.offset + learner.FAR
+    assert (far.data + 4 * far.offset) % 2**64 == near.data + 4 * near.offset
+
+
+@pytest.mark.compile
+def test_an_index_past_a_fixed_array_traps_and_is_named():
+    overrun = REFERENCE_KERNEL.replace(
+        "    out.data[o] += value",
+        "    int64_t seen[2];\n    seen[ndim - 1] = o;\n    out.data[o] += value",
+    )
+    report = learner.check_source(overrun)
+    assert not report.passed and "past the end of a fixed-size array" in report.problem

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import array
+import ctypes
+
 import numpy as np
 import torch
 
@@ -127,6 +130,48 @@ def _torch_arithmetic():
     return address
 
 
+def _masked_to_32_bits():
+    def address(index, stride, offset):  # "an address fits in 32 bits", as in C's unsigned
+        return (offset + sum(i * s for i, s in zip(index, stride, strict=True))) & 0xFFFFFFFF
+
+    return address
+
+
+def _clamped_to_int32():
+    def address(index, stride, offset):
+        slot = offset + sum(i * s for i, s in zip(index, stride, strict=True))
+        return min(slot, 2**31 - 1)  # "no slot is larger than an int holds"
+
+    return address
+
+
+def _a_c_int():
+    def address(index, stride, offset):
+        return ctypes.c_int32(offset + sum(i * s for i, s in zip(index, stride, strict=True))).value
+
+    return address
+
+
+def _numpy_int32():
+    def address(index, stride, offset):
+        slot = np.int32(offset)
+        for i, s in zip(index, stride, strict=True):
+            slot = slot + np.int32(i) * np.int32(s)
+        return int(slot)
+
+    return address
+
+
+def _an_int_array():
+    def address(index, stride, offset):  # the slots kept in an array of C ints
+        slots = array.array("i", [offset])
+        for i, s in zip(index, stride, strict=True):
+            slots[0] += i * s
+        return slots[0]
+
+    return address
+
+
 def _a_loop(index, stride, offset):
     slot = offset
     for d in range(len(index)):
@@ -153,6 +198,11 @@ CORPORA = (
             "a float slot": (_a_float_slot, "as an int"),
             "a slot in bytes": (_slot_in_bytes, "it counts bytes (4 per element)"),
             "arithmetic done in torch": (_torch_arithmetic, "asked torch (torch.tensor"),
+            "masked to 32 bits": (_masked_to_32_bits, "your arithmetic stops at 32 bits"),
+            "clamped to int32's largest": (_clamped_to_int32, "your arithmetic stops at 32 bits"),
+            "a ctypes.c_int32": (_a_c_int, "your arithmetic stops at 32 bits"),
+            "numpy int32 scalars": (_numpy_int32, "asked numpy"),  # its overflow warning
+            "an array of C ints": (_an_int_array, "your arithmetic stops at 32 bits"),
         },
         right={
             "a lambda": lambda: (

@@ -93,7 +93,7 @@ def test_a_parameter_counts_as_ignored_only_with_evidence():
 def test_judge_refuses_a_non_function_and_counts_the_cases_it_passes():
     assert "give a function" in judge(3, ADDRESS).message
     verdict = judge(ADDRESS.truth, ADDRESS)
-    assert verdict.passed and f"all {len(oracle.address_cases())} random" in verdict.message
+    assert verdict.passed and f"all {len(oracle.address_cases())} layouts" in verdict.message
 
 
 def test_a_crash_is_feedback():

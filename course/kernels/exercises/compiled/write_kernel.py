@@ -1,8 +1,9 @@
 """Notebook 07's compiled kernel: my_addcmul_ in C++, right on every layout and value.
 
 `07.write_kernel` builds the learner's source and runs it on hidden calls in a child process
-(course.kernels.cpp.learner): transposed, sliced, offset, permuted, 0-d to 6-d, empty and
-broadcast tensors, each found through its own strides and offset.
+(course.kernels.cpp.learner): transposed, sliced, offset, permuted, 0-d to 8-d, empty and
+broadcast tensors, storage offsets past 2^32, values that are not round numbers, each element
+found through its own strides and offset.
 """
 
 from __future__ import annotations
@@ -35,9 +36,10 @@ def check_write_kernel(source) -> Verdict:
     if report.passed:
         return passed(
             f"right on all {len(learner.VARIANTS)} hidden calls (transposed, step-sliced, "
-            "offset, permuted 3-d, 4-d to 6-d, 1-d and 0-d, empty, mixed, offset and broadcast "
-            "inputs, a and b in different layouts, all three alike with gaps, another value): "
-            "each element found through its own strides and offset, in every tensor"
+            "offset, permuted 3-d, 4-d to 8-d, 1-d and 0-d, empty, mixed, offset and broadcast "
+            "inputs, a and b in different layouts, all three alike with gaps, offsets past "
+            "2^32, other values, e among them): each element found through its own strides and "
+            "offset, in every tensor"
         )
     nudge = _kernel_nudge(report.problem)
     return failed(
@@ -69,8 +71,8 @@ register(
         name="07.write_kernel",
         prompt="Write my_addcmul_ in C++ (start from the skeleton, course.kernels.cpp.learner."
         "SKELETON, and keep its signature): out += value * a * b, right for every layout of "
-        "every tensor (any number of dims, storage offsets, strides, broadcast inputs) and "
-        "every value.",
+        "every tensor (any number of dims, storage offsets of any size, past 2^32 too, strides, "
+        "broadcast inputs) and every value, not only round ones.",
         checker=check_write_kernel,
         hint="For each flat position i, turn i into an index (last dim fastest: k = rest % "
         "sizes[d], rest /= sizes[d]) and add k * stride[d] to each tensor's own offset.",

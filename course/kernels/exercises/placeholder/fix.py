@@ -109,7 +109,7 @@ def fix_variants() -> list[tuple[str, str, float, torch.Tensor]]:
         for seed, (layout, family, value) in enumerate(FIX_VARIANTS)
     ]
     return calls + [
-        (layout, family, value, hidden_output(layout, seed).to(dtype))
+        (layout, family, value, hidden_output(layout, seed, dtype))
         for seed, (dtype, layout, family, value) in enumerate(LOW_PRECISION)
     ]
 
@@ -251,8 +251,9 @@ register(
     Exercise(
         name="06.fix_addcmul",
         prompt="Write `my_kernel(call)`, a fixed addcmul_ kernel: its result must reach "
-        "`call.output` whatever the output's layout, and the graph only ever gets contiguous "
-        "buffers. It is installed into a private buggy backend and the plateau run is redone.",
+        "`call.output` whatever the output's layout and dtype (float32, float16 or bfloat16), "
+        "and the graph only ever gets contiguous buffers. It is installed into a private buggy "
+        "backend and the plateau run is redone.",
         checker=check_fix,
         hint="Do what the working sibling does: when the output is not contiguous, let the graph "
         "write into a contiguous temporary (through a placeholder), then copy the temporary "

@@ -33,32 +33,37 @@ HIDDEN_SHAPES: dict[str, tuple[int, ...]] = {
 }
 
 
-def _strided_empty(layout: str, shape: tuple[int, ...]) -> torch.Tensor:
-    """An empty CPU tensor of `shape` stored in one of the hidden layouts."""
+def _strided_empty(layout: str, shape: tuple[int, ...], dtype: torch.dtype) -> torch.Tensor:
+    """An empty CPU tensor of `shape` and `dtype` stored in one of the hidden layouts."""
     rows, rest = shape[0], shape[1:]
+
+    def empty(*size: int) -> torch.Tensor:
+        return torch.empty(size, dtype=dtype)
+
     makers: dict[str, Callable[[], torch.Tensor]] = {
-        "transposed": lambda: torch.empty(shape[::-1]).t(),
-        "step-sliced": lambda: torch.empty(*shape[:-1], 2 * shape[-1])[..., ::2],
-        "step-sliced 1-d": lambda: torch.empty(2 * rows)[::2],
-        "row-sliced": lambda: torch.empty(2 * rows, *rest)[::2],
-        "storage-offset": lambda: torch.empty(5 + rows, *rest)[5:],
-        "transposed with a storage offset": lambda: torch.empty(shape[1] + 1, rows)[1:].t(),
-        "permuted 3-d": lambda: torch.empty(shape[2], shape[0], shape[1]).permute(1, 2, 0),
-        "4-d, two dims swapped": lambda: torch.empty(
-            shape[0], shape[3], shape[2], shape[1]
-        ).transpose(1, 3),
-        "channels-last 4-d": lambda: torch.empty(shape).contiguous(
-            memory_format=torch.channels_last
+        "transposed": lambda: empty(*shape[::-1]).t(),
+        "step-sliced": lambda: empty(*shape[:-1], 2 * shape[-1])[..., ::2],
+        "step-sliced 1-d": lambda: empty(2 * rows)[::2],
+        "row-sliced": lambda: empty(2 * rows, *rest)[::2],
+        "storage-offset": lambda: empty(5 + rows, *rest)[5:],
+        "transposed with a storage offset": lambda: empty(shape[1] + 1, rows)[1:].t(),
+        "permuted 3-d": lambda: empty(shape[2], shape[0], shape[1]).permute(1, 2, 0),
+        "4-d, two dims swapped": lambda: empty(shape[0], shape[3], shape[2], shape[1]).transpose(
+            1, 3
         ),
+        "channels-last 4-d": lambda: empty(*shape).contiguous(memory_format=torch.channels_last),
     }
-    return makers.get(layout, lambda: torch.empty(shape))()
+    return makers.get(layout, lambda: empty(*shape))()
 
 
-def hidden_output(layout: str, seed: int = 0) -> torch.Tensor:
-    """Seeded values (a private generator) stored in one of the hidden layouts."""
+def hidden_output(layout: str, seed: int = 0, dtype: torch.dtype = torch.float32) -> torch.Tensor:
+    """Seeded values (a private generator) stored in one of the hidden layouts, in `dtype`.
+
+    Why not `hidden_output(layout).to(dtype)`: `.to` keeps strides only of a tensor without
+    gaps, so a step-sliced output would come back contiguous."""
     shape = HIDDEN_SHAPES[layout]
     values = torch.randn(shape, generator=torch.Generator().manual_seed(seed))
-    return _strided_empty(layout, shape).copy_(values)
+    return _strided_empty(layout, shape, dtype).copy_(values)
 
 
 def described(layout: str, output: torch.Tensor) -> str:

@@ -32,7 +32,7 @@ from course.exercises import (
 from course.kernels import placeholder_lab
 from course.kernels.contract import KernelNotes, under_contract
 from course.kernels.exercises.placeholder.outputs import described, hidden_output
-from course.kernels.placeholder_lab import BUGGY_PROFILE, FAMILY_CALLS, family_call_on
+from course.kernels.placeholder_lab import BUGGY_PROFILE, FAMILY_CALLS
 
 REDESIGN_LAYOUTS = (  # the non-contiguous ones first: a lost write is the worse mistake
     "transposed",
@@ -48,6 +48,12 @@ REDESIGN_LAYOUTS = (  # the non-contiguous ones first: a lost write is the worse
     "contiguous 3-d",
 )
 REDESIGN_FAMILIES = ("lerp", "addcmul", "normal")  # a working, an Adam and a random family
+# MPS has float16 and bfloat16 tensors, and a graph is built for its tensors' dtypes: a buffer
+# must take the tensor's. Tried after every float32 output, so each of those says its cause first.
+LOW_PRECISION: tuple[tuple[torch.dtype, str], ...] = (
+    (torch.float16, "transposed"),
+    (torch.bfloat16, "step-sliced"),
+)
 # The course's own output placeholder: an answer that hands it the work wrote nothing itself.
 COURSE_PLACEHOLDER = {
     "OutputPlaceholder.__enter__": emps.OutputPlaceholder.__enter__,
@@ -74,11 +80,28 @@ class BlockLog:
     borrowed: bool = False  # the course's OutputPlaceholder did the work
 
 
+def redesign_outputs() -> list[tuple[str, torch.Tensor]]:
+    """The hidden outputs a placeholder is tried on: (layout, output), float32 ones first."""
+    low = [(layout, hidden_output(layout, dtype=dtype)) for dtype, layout in LOW_PRECISION]
+    return [(layout, hidden_output(layout)) for layout in REDESIGN_LAYOUTS] + low
+
+
 @functools.cache
-def _expected_values(family: str, layout: str) -> torch.Tensor:
+def _expected_values(family: str, layout: str, dtype: torch.dtype) -> torch.Tensor:
     """What the family's call leaves in the output on a profile without lost writes."""
     fixed = emps.Backend(emps.FIXED_MACOS14)
-    return family_call_on(fixed, family, hidden_output(layout))[0]
+    return _family_call(fixed, family, hidden_output(layout, dtype=dtype))
+
+
+def _family_call(backend: emps.Backend, family: str, output: torch.Tensor) -> torch.Tensor:
+    """placeholder_lab.family_call_on with its input in the output's dtype (lerp_ takes one
+    dtype): what the output's storage holds afterwards."""
+    gen = torch.Generator().manual_seed(0)
+    out, storage = placeholder_lab.emulated_in_storage(output)
+    x = torch.randn(output.shape, generator=gen).to(output.dtype).to(emps.DEVICE)
+    with emps.use_backend(backend):
+        FAMILY_CALLS[family](out, x)
+    return placeholder_lab.read_back(storage, output)
 
 
 def _placeholder_kernel(placeholder_class, notes: KernelNotes, log: BlockLog):
@@ -150,19 +173,20 @@ def check_output_placeholder(placeholder_class) -> Verdict:
     if _written_nothing(placeholder_class):
         return not_attempted("MyOutputPlaceholder's __init__ and __exit__ are still empty.")
     kept: list[str] = []  # non-contiguous layouts whose writes arrived so far
-    for layout in REDESIGN_LAYOUTS:
+    for layout, output in redesign_outputs():
         for family in REDESIGN_FAMILIES:
-            verdict = _redesign_case(placeholder_class, family, layout, kept)
+            verdict = _redesign_case(placeholder_class, family, (layout, output), kept)
             if verdict is not None:
                 return verdict
-        if not hidden_output(layout).is_contiguous():
+        if not output.is_contiguous():
             kept.append(layout)
     verdict = _failing_graph_case(placeholder_class)
     if verdict is not None:
         return verdict
     return passed(
         "every kernel written with your placeholder keeps its write, in every family and layout "
-        f"({len(REDESIGN_LAYOUTS)} of them, 1-d to 4-d), a contiguous output costs no copy, and "
+        f"({len(REDESIGN_LAYOUTS)} of them, 1-d to 4-d; float32, float16 and bfloat16), a "
+        "contiguous output costs no copy, and "
         "a failing graph's error reaches the caller with the tensor untouched: no kernel author "
         "can forget the copy back now"
     )
@@ -182,23 +206,19 @@ def _redesign_backend(placeholder_class, notes: KernelNotes, log: BlockLog) -> e
 
 
 def _redesign_case(
-    placeholder_class, family: str, layout: str, kept: list[str] = ()
+    placeholder_class, family: str, hidden: tuple[str, torch.Tensor], kept: list[str] = ()
 ) -> Verdict | None:
+    """One family's call on one hidden (layout, output): a failed Verdict, or None."""
     notes, log = KernelNotes(), BlockLog()
-    output = hidden_output(layout)
+    layout, output = hidden
     where = f"{family} on {described(layout, output)}"
     try:
-        values, _ = family_call_on(_redesign_backend(placeholder_class, notes, log), family, output)
+        values = _family_call(_redesign_backend(placeholder_class, notes, log), family, output)
     except Exception as exc:
         if is_scaffold(exc):
             return not_attempted("your class still raises NotImplementedError.")
         if notes.violation:
-            return failed(
-                f"{where}: {notes.violation}. (clone() and empty_like() keep the tensor's "
-                "layout: notebook 04; and a last stride of 1 does not make a tensor contiguous.)",
-                "a strided buffer",
-                "contiguous ones",
-            )
+            return _violated(where, notes)
         return failed(f"{where}: your placeholder raised {type(exc).__name__}: {exc}")
     if log.borrowed:
         return failed(
@@ -208,7 +228,7 @@ def _redesign_case(
             "emps.OutputPlaceholder",
             "your own class",
         )
-    if not same_bits(values, _expected_values(family, layout)):
+    if not same_bits(values, _expected_values(family, layout, output.dtype)):
         return failed(
             f"{where}: {_redesign_lost(notes, log, kept)}", "old values", "the output updated"
         )
@@ -238,6 +258,18 @@ def _redesign_case(
             "the tensor itself",
         )
     return None
+
+
+def _violated(where: str, notes: KernelNotes) -> Verdict:
+    """The contract the buffer broke: a dtype other than the tensor's, or strides."""
+    if notes.shown != KernelNotes().shown:  # the contract named what it got and what is due
+        return failed(f"{where}: {notes.violation}", *notes.shown)
+    return failed(
+        f"{where}: {notes.violation}. (clone() and empty_like() keep the tensor's "
+        "layout: notebook 04; and a last stride of 1 does not make a tensor contiguous.)",
+        "a strided buffer",
+        "contiguous ones",
+    )
 
 
 def _redesign_lost(notes: KernelNotes, log: BlockLog, kept: list[str] = ()) -> str:
@@ -320,8 +352,9 @@ register(
         name="06.output_placeholder",
         prompt="Write MyOutputPlaceholder(tensor): a context manager whose .buffer the graph "
         "writes into, and which makes sure the result ends up in `tensor` when the with block "
-        "ends. A contiguous tensor costs no copy; if the graph raises inside the block, the "
-        "error reaches the caller and `tensor` keeps its old values.",
+        "ends, whatever the tensor's layout and dtype (float32, float16 or bfloat16). A "
+        "contiguous tensor costs no copy; if the graph raises inside the block, the error "
+        "reaches the caller and `tensor` keeps its old values.",
         checker=check_output_placeholder,
         hint="The buffer must be contiguous (the graph's contract) and must not cost a copy when "
         "the tensor already is (tensor.contiguous() is the tensor itself then); the copy back "

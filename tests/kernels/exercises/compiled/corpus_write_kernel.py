@@ -194,6 +194,54 @@ WRONG_KERNELS = {
     + _FLAT_SHORTCUT
     + _INDEX
     + "    out.data[o] += value * a.data[x] * b.data[y];\n  }\n",
+    "offsets in 32-bit ints": _INDEX.replace(
+        "int64_t rest = i, o = out.offset, x = a.offset, y = b.offset;",
+        "int64_t rest = i;\n    int o = out.offset, x = a.offset, y = b.offset;",
+    )
+    + "    out.data[o] += value * a.data[x] * b.data[y];\n  }\n",
+    "offsets in unsigned ints": _INDEX.replace(
+        "int64_t rest = i, o = out.offset, x = a.offset, y = b.offset;",
+        "int64_t rest = i;\n    unsigned o = out.offset, x = a.offset, y = b.offset;",
+    )
+    + "    out.data[o] += value * a.data[x] * b.data[y];\n  }\n",
+    "a fixed-size index array of 6 dims": """  int64_t n = 1;
+  for (int64_t d = 0; d < ndim; ++d) n *= sizes[d];
+  int64_t idx[6];  // "tensors have at most 6 dims"
+  for (int64_t i = 0; i < n; ++i) {
+    int64_t rest = i;
+    for (int64_t d = ndim - 1; d >= 0; --d) {
+      idx[d] = rest % sizes[d];
+      rest /= sizes[d];
+    }
+    int64_t o = out.offset, x = a.offset, y = b.offset;
+    for (int64_t d = 0; d < ndim; ++d) {
+      o += idx[d] * out.stride[d];
+      x += idx[d] * a.stride[d];
+      y += idx[d] * b.stride[d];
+    }
+    out.data[o] += value * a.data[x] * b.data[y];
+  }
+""",
+    "sizes copied into an array of 6, the rest taken as 1": """  int64_t s[6] = {1, 1, 1, 1, 1, 1};
+  for (int64_t d = 0; d < ndim && d < 6; ++d) s[d] = sizes[d];
+  int64_t n = s[0] * s[1] * s[2] * s[3] * s[4] * s[5];
+  for (int64_t i = 0; i < n; ++i) {
+    int64_t rest = i, o = out.offset, x = a.offset, y = b.offset;
+    for (int64_t d = (ndim < 6 ? ndim : 6) - 1; d >= 0; --d) {
+      const int64_t k = rest % s[d];
+      rest /= s[d];
+      o += k * out.stride[d];
+      x += k * a.stride[d];
+      y += k * b.stride[d];
+    }
+    out.data[o] += value * a.data[x] * b.data[y];
+  }
+""",
+    "value cast through int (to quarters)": _INDEX
+    + "    out.data[o] += ((float)(int)(value * 4) / 4) * a.data[x] * b.data[y];\n  }\n",
+    "value rounded to two decimals": _INDEX
+    + "    const float cents = value * 100 + (value < 0 ? -0.5f : 0.5f);\n"
+    "    out.data[o] += ((float)(long)cents / 100) * a.data[x] * b.data[y];\n  }\n",
 }
 
 
@@ -355,6 +403,12 @@ CAUSES = {  # flaw: the words its feedback must contain
     "the body before the bound is checked": "an empty (4, 0) output",
     "an inner loop over sizes[ndim - 1]": "left a 0-d output unchanged",
     "contiguous taken to mean a last stride of 1": "an expanded (stride 0) input",
+    "offsets in 32-bit ints": "lost track of offsets past 2^32",
+    "offsets in unsigned ints": "lost track of offsets past 2^32",
+    "a fixed-size index array of 6 dims": "index past the end of a fixed-size array",
+    "sizes copied into an array of 6, the rest taken as 1": "a 7-d output",
+    "value cast through int (to quarters)": "used value 2.5, not the `value` passed in",
+    "value rounded to two decimals": "used value 2.72, not the `value` passed in",
 }
 CORPORA = (
     Corpus(

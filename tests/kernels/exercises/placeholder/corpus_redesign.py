@@ -171,6 +171,24 @@ class _Slotted:  # attributes in __slots__: no instance __dict__
             self.tensor.copy_(self.buffer)
 
 
+def _float32_buffer(tensor):
+    """A fresh buffer of the tensor's shape, in torch's default dtype (float32)."""
+    return tensor if tensor.is_contiguous() else torch.empty(tensor.shape)
+
+
+def _half_or_float(tensor):
+    """ "Half precision needs a half buffer, everything else float32": bfloat16 forgotten."""
+    if tensor.is_contiguous():
+        return tensor
+    half = tensor.dtype == torch.float16
+    return torch.empty(tensor.shape, dtype=torch.float16 if half else torch.float32)
+
+
+def _float_copy(tensor):
+    """The tensor's values as a contiguous float32 copy: .float() where .contiguous() belongs."""
+    return tensor if tensor.is_contiguous() else tensor.float().contiguous()
+
+
 SOME = "copies the buffer back only for some tensors"
 OWN = "the course's own OutputPlaceholder"
 CORPORA = (
@@ -253,7 +271,25 @@ CORPORA = (
                 "a storage offset ignored",
             ),
             "__enter__ returns None": (lambda: _NoEnter, "return self"),
+            "a float32 buffer, whatever the tensor's dtype": (
+                variant(buffer=_float32_buffer),
+                "a torch.float32 output buffer for a torch.float16 output",
+            ),
+            "a buffer that knows float16 but not bfloat16": (
+                variant(buffer=_half_or_float),
+                "a torch.float32 output buffer for a torch.bfloat16 output",
+            ),
+            "a contiguous buffer made with .float()": (
+                variant(buffer=_float_copy),
+                "A temporary must take the output's dtype",
+            ),
         },
-        right={"slice-assigned": lambda: _SliceAssigned, "slotted": lambda: _Slotted},
+        right={
+            "slice-assigned": lambda: _SliceAssigned,
+            "slotted": lambda: _Slotted,
+            "an empty buffer of the tensor's dtype": variant(
+                buffer=lambda t: t if t.is_contiguous() else torch.empty(t.shape, dtype=t.dtype)
+            ),
+        },
     ),
 )

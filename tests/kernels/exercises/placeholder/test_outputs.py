@@ -23,3 +23,13 @@ def test_the_odd_layouts_are_odd_in_the_way_they_claim():
     assert not is_dense(hidden_output("row-sliced"))
     assert hidden_output("transposed with a storage offset").storage_offset() > 0
     assert hidden_output("4-d, two dims swapped").dim() == 4
+
+
+@pytest.mark.parametrize("layout", sorted(HIDDEN_SHAPES))
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
+def test_a_low_precision_output_keeps_its_layout(layout, dtype):
+    # .to(dtype) would not: it keeps strides only of a tensor without gaps
+    output, float32 = hidden_output(layout, seed=2, dtype=dtype), hidden_output(layout, seed=2)
+    assert output.dtype == dtype and output.stride() == float32.stride()
+    assert output.storage_offset() == float32.storage_offset()
+    assert torch.equal(output, float32.to(dtype)) and str(dtype) in described(layout, output)

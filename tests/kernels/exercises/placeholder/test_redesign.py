@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import torch
+
 from course.exercises import check
+from course.kernels.exercises.placeholder.redesign import redesign_outputs
 from tests.corpus import corpus_tests
 from tests.kernels.exercises.placeholder.corpus_redesign import CORPORA
 
@@ -34,3 +37,9 @@ def test_empty_bodies_are_not_attempted():
 
     verdict = check("06.output_placeholder", Emptied)
     assert "not attempted" in verdict.message and not verdict.attempted
+
+
+def test_the_hidden_outputs_hold_float16_and_bfloat16_ones_not_contiguous():
+    low = [output for _, output in redesign_outputs() if output.dtype != torch.float32]
+    assert {output.dtype for output in low} == {torch.float16, torch.bfloat16}
+    assert not any(output.is_contiguous() for output in low)
