@@ -1,29 +1,33 @@
 """No prediction (or checked answer) is answered before it is asked (issues 24 and 35).
 
 A learner reads everything above a question before committing to an answer: markdown, the stored
-outputs, the comments and strings of the code cells (as the learner copy shows them), and whatever
-the course's objects print when the learner prints them. None of it may name the answer: not its
+outputs, the comments and strings of the code cells (as the learner copy shows them), the widgets'
+first drawings, whatever the course's objects print when the learner prints them, and the earlier
+notebooks. None of it may name the answer: not its
 declared words (`answer_words`), not the correct choice, and not a paraphrase of either. The
 paraphrases are a reviewer's list per question, kept here (`PARAPHRASES`), written by reading each
 notebook as a learner up to the question: other wordings, synonyms, numbers, and the key fact that
 implies the answer. They are regular expressions matched against the text lower-cased, with
-markdown's `*` and backticks dropped and whitespace collapsed.
+markdown's `*` and backticks dropped and whitespace collapsed. Earlier notebooks are searched for
+a narrower list (`EARLIER`), since later lessons rightly build on what earlier ones taught.
 """
 
 from __future__ import annotations
 
+import html
 import importlib.util
 import io
 import re
 import tokenize
 from collections.abc import Callable
+from pathlib import Path
 
 import nbformat
 import pytest
 
 from course import emps, exercises
 from course.catalog import python_source
-from tests.test_notebook_policy import NOTEBOOKS, ROOT, _outputs_text, _read
+from tests.test_notebook_policy import NOTEBOOKS, ROOT, _import_cells, _outputs_text, _read
 
 _spec = importlib.util.spec_from_file_location(
     "make_learner_copies", ROOT / "scripts/make_learner_copies.py"
@@ -515,6 +519,66 @@ def test_no_printed_object_answers_a_question(path, label, names):
     assert not found, f"{path.name}: printing {label} gives answers away: " + "; ".join(found)
 
 
+# --- what a widget shows when its cell runs ---------------------------------------------------
+
+# A widget's stored output is a sentence ("Interactive widget ..."); the learner sees its first
+# drawing. Names a widget cell needs besides the import cell's, made cheaply: 01's sweep gets a
+# 3-step run in place of the notebook's 120-step `story` (its row #1 shows that run's numbers).
+WIDGET_STAND_INS: dict[str, dict[str, str]] = {"01_the_plateau.ipynb": {"story": "run(steps=3)"}}
+
+
+def widget_text(widget: object) -> str:
+    """The words a widget shows: its controls' labels, values and options, its HTML (without
+    tags) and its figure's alt text, through every child."""
+    parts = [
+        value
+        for name in ("description", "value", "tooltip", "placeholder")
+        if isinstance(value := getattr(widget, name, None), str)
+    ]
+    parts += [str(o[0] if isinstance(o, tuple) else o) for o in getattr(widget, "options", ())]
+    parts += [widget_text(child) for child in getattr(widget, "children", ())]
+    return html.unescape(re.sub(r"<[^>]+>", " ", "\n".join(parts)))
+
+
+def _widget_cases() -> list:
+    """(notebook, widget cell, the questions asked after it) for each widget shown before one."""
+    params = []
+    for path in NOTEBOOKS:
+        nb = _read(path)
+        questions = [(name, asked) for name, asked in _questions(nb) if _asks_something(name)]
+        for index, cell in enumerate(nb.cells):
+            if cell.cell_type != "code" or "Interactive widget" not in _outputs_text(cell):
+                continue
+            names = [name for name, asked in questions if asked > index]
+            if names:
+                params.append(pytest.param(path, index, names, id=f"{path.stem[:2]}-cell{index}"))
+    return params
+
+
+def _made_widget(nb: nbformat.NotebookNode, path: Path, index: int) -> object:
+    """The widget a cell makes, in a namespace holding the notebook's imports (and stand-ins)."""
+    namespace: dict[str, object] = {}
+    (imports,) = _import_cells(nb)
+    exec(python_source(nb.cells[imports].source), namespace)
+    for name, expression in WIDGET_STAND_INS.get(path.name, {}).items():
+        namespace[name] = eval(expression, namespace)
+    return eval(python_source(nb.cells[index].source).strip(), namespace)
+
+
+@pytest.mark.parametrize("path, index, names", _widget_cases())
+def test_no_widget_answers_a_later_question(path, index, names):
+    """A widget's first drawing, before any control moves, answers none of the questions
+    asked after it."""
+    nb = _read(path)
+    text = widget_text(_made_widget(nb, path, index))
+    found = [
+        f"{name}: the widget shows {what}"
+        for name in names
+        for what in found_in(text, answer_patterns(nb, name), _choices(name))
+    ]
+    assert not found, f"{path.name}: cell {index}'s widget gives answers away: " + "; ".join(found)
+
+
 # --- the test fails on a real spoiler ----------------------------------------------------------
 
 
@@ -582,6 +646,17 @@ def test_an_earlier_notebook_that_answers_is_found():
     assert found == ["03_x.ipynb cell 0 (markdown) shows /(on|with) macos 15 nothing is lost/"]
     earlier.cells[0].source = "macOS 15 gave MPSGraph strided buffers."
     assert earlier_spoilers({"03_x.ipynb": earlier}, "06.macos15") == []
+
+
+def test_a_widget_that_answers_is_found():
+    import ipywidgets as widgets
+
+    leaky = widgets.VBox(
+        [widgets.HTML("<b>x.T</b> <i>is a view</i>"), widgets.Dropdown(options=[1])]
+    )
+    assert "x.T is a view" in " ".join(widget_text(leaky).split())
+    patterns = answer_patterns(_fabricated(), "04.transpose_writes")
+    assert found_in(widget_text(leaky), patterns, [])
 
 
 def test_a_printed_object_that_answers_is_found():
