@@ -4,8 +4,8 @@ nbval (run by `make test`) proves each notebook executes and that cells marked
 `# NBVAL_CHECK_OUTPUT` reproduce their stored output. These tests prove the rest: stored outputs
 are fresh (same code cells and the same course files as when `make notebooks` last ran them, no
 gaps in execution counts, no errors, no widget's old text form), notebooks are small, numbered,
-and each has the lesson's shape: one import cell, tables printed through `course.tables`, and
-no prediction (or exercise) answered before it is asked.
+and each has the lesson's shape: one import cell, tables printed through `course.tables`.
+tests/test_spoilers.py proves that no prediction or exercise is answered before it is asked.
 """
 
 from __future__ import annotations
@@ -19,7 +19,6 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from course import exercises
 from course.catalog import LESSONS, python_source
 from tests.known_failures import listed
 
@@ -235,104 +234,3 @@ def test_tables_go_through_course_tables(path):
         if match
     ]
     assert not offending, f"{path.name}: a table made by hand ({'; '.join(offending)})"
-
-
-# --- no prediction (or exercise) answered before it is asked ---------------------------------
-
-ASKED = re.compile(r"\b(predict|check)\(\s*[\"'](\d\d\.\w+)[\"']")
-# Answered before they are asked today (issue 24); each notebook's rewrite takes its names off.
-SPOILED: set[str] = set()
-
-
-def _plain(text: str) -> str:
-    """Lower case, markdown emphasis and code marks dropped, whitespace collapsed."""
-    return " ".join(re.sub(r"[*`]", "", text).lower().split())
-
-
-def _questions(path: Path) -> list[tuple[str, int]]:
-    """(name, index of the first cell that asks it), for each prediction or check in a notebook."""
-    found: dict[str, int] = {}
-    for index, cell in enumerate(_read(path).cells):
-        if cell.cell_type == "code":
-            for match in ASKED.finditer(cell.source):
-                found.setdefault(match.group(2), index)
-    return list(found.items())
-
-
-def _revealed_choice(nb: nbformat.NotebookNode, prediction: exercises.Prediction) -> str | None:
-    """The choice the stored reveal(...) output says the experiment gave."""
-    for cell in nb.cells:
-        if cell.cell_type == "code" and f'reveal("{prediction.name}")' in cell.source:
-            shown = _plain(_outputs_text(cell))
-            for choice in prediction.choices:
-                if f"experiment says {_plain(repr(choice))}" in shown:
-                    return choice
-    return None
-
-
-EXERCISES = exercises.all_exercises()
-PREDICTIONS = exercises.all_predictions()
-
-
-def answer_words(nb: nbformat.NotebookNode, name: str) -> tuple[str, ...]:
-    """Words that identify a question's answer: those its author declared, and for a
-    prediction the correct choice itself (unless it is too short to mean anything alone)."""
-    if name in EXERCISES:
-        return EXERCISES[name].answer_words
-    prediction = PREDICTIONS[name]
-    choice = _revealed_choice(nb, prediction)
-    assert choice is not None, f"{name}: no stored reveal({name!r}) output names the outcome"
-    distinctive = len(choice) >= 4 and not choice.replace(".", "").isdigit()
-    return prediction.answer_words + ((choice,) if distinctive else ())
-
-
-def spoilers(path: Path, name: str, asked: int) -> list[str]:
-    """Each earlier markdown cell or stored output that shows one of the answer's words.
-
-    A cell that lists every choice of a prediction (the question itself) is read without them."""
-    nb = _read(path)
-    words = answer_words(nb, name)
-    choices = [_plain(c) for c in PREDICTIONS[name].choices] if name in PREDICTIONS else []
-    found = []
-    for index, cell in enumerate(nb.cells[:asked]):
-        kind = "markdown" if cell.cell_type == "markdown" else "output"
-        text = _plain(cell.source if cell.cell_type == "markdown" else _outputs_text(cell))
-        if choices and all(c in text for c in choices):
-            for choice in choices:
-                text = text.replace(choice, " ")
-        found += [
-            f"cell {index} ({kind}) shows {word!r}"
-            for word in words
-            if re.search(rf"(?<!\w){re.escape(_plain(word))}(?!\w)", text)
-        ]
-    return found
-
-
-def _asked_in_notebooks() -> list:
-    """One case per prediction, and per check that declares answer words, in each notebook."""
-    params = []
-    for path in NOTEBOOKS:
-        for name, asked in _questions(path):
-            if name not in PREDICTIONS and not (name in EXERCISES and EXERCISES[name].answer_words):
-                continue  # a check with nothing to give away (a function to write)
-            spoiled = pytest.mark.xfail(reason="answered before asked (issue 24)", strict=True)
-            marks = [spoiled] if name in SPOILED else []  # several values per case: no `listed`
-            params.append(pytest.param(path, name, asked, marks=marks, id=name))
-    return params
-
-
-QUESTIONS = _asked_in_notebooks()
-
-
-@pytest.mark.parametrize("path, name, asked", QUESTIONS)
-def test_no_question_is_answered_before_it_is_asked(path, name, asked):
-    """A prediction's (or checked answer's) identifying words appear nowhere before it."""
-    found = spoilers(path, name, asked)
-    assert not found, (
-        f"{path.name}: {name} (asked in cell {asked}) is answered before it is asked: "
-        + "; ".join(found)
-    )
-
-
-def test_the_spoiled_list_names_only_questions_the_notebooks_ask():
-    assert {p.values[1] for p in QUESTIONS} >= SPOILED
