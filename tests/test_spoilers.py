@@ -155,20 +155,18 @@ PARAPHRASES: dict[str, tuple[str, ...]] = {
         r"sqrt\(0\) ?\+ ?eps",
         r"second bug mask",
     ),
-    "06.lost_write": (  # its old values, unchanged
-        r"(kept|keeps|keep) (its|their) old values",
+    "06.lost_write": (  # into a temporary copy of out, never copied back
         r"nothing copie[sd]? it back",
         r"never copie[sd]? (it )?back",
         r"(copy|temporary|result) (is |was )?(dropped|thrown away|discarded)",
         r"threw the result away",
         r"computed into a (temporary|contiguous) copy",
     ),
-    "06.macos15": (  # no: the write arrives
+    "06.macos15": (  # no copy is made: the graph writes into out itself
         r"makes? no (copy|temporar)",
         r"no temporar(y|ies)",
         r"strided buffers?[^.]{0,40}(no copy|directly|itself)",
-        r"(on|with) macos 15 nothing is lost",
-        r"macos 15[^.]{0,40}(fix|fixes|fixed|nothing lost)",
+        r"graph writes (straight )?into (out|the output)",
     ),
     "07.cache_lines": (  # 16: one line per element
         r"one (cache )?line per element",
@@ -362,15 +360,11 @@ def test_every_question_has_a_reviewers_paraphrases():
 # earlier notebook must not show, because they answer a later question outright.
 EARLIER: dict[str, tuple[str, ...]] = {
     "05.mps_kernel": (r"structured_delegate of addcmul\.out",),
+    # 03 shows what the learner sees (old values kept; nothing lost on macOS 15): 06 asks why.
     "06.lost_write": (
-        r"from non-zero( updates)* unchanged",  # a table row: addcmul_ keeps its old values
         r"placeholder[^.]{0,60}(copy|result)[^.]{0,40}(dropped|thrown away|discarded|lost)",
     ),
-    "06.macos15": (
-        r"(on|with) macos 15 nothing is lost",
-        r"macos 15 never needed the fix",
-        r"strided buffers?[^.]{0,40}(no copy|directly|itself)",
-    ),
+    "06.macos15": (r"strided buffers?[^.]{0,40}(no copy|directly|itself)",),
     "07.predict_scramble": (r"\b0, 2, 4\b[^.]{0,20}\b1, 3, 5\b",),
     "08.which_layouts": (r"storage.offset[^.]{0,40}(is|stays|leaves[^.]{0,20}) contiguous",),
     "09.which_fixes": (r"(fixes|fix 1|fix 2|fix 3)[^.]{0,60}(to the last bit|bit for bit)",),
@@ -378,16 +372,7 @@ EARLIER: dict[str, tuple[str, ...]] = {
 
 # Answered by an earlier notebook today: name -> what spoils it (issue 35); the lead decides
 # whether the earlier lesson or the later question changes.
-SPOILED_EARLIER: dict[str, str] = {
-    "06.lost_write": (
-        "03's isolation table (cell 28) shows addcmul_ on a non-contiguous output from non-zero "
-        "values 'unchanged'"
-    ),
-    "06.macos15": (
-        "03's 03.lost_ops check message (cell 25) and text (cells 27, 39) say that on macOS 15 "
-        "nothing is lost"
-    ),
-}
+SPOILED_EARLIER: dict[str, str] = {}
 
 
 def earlier_spoilers(earlier: dict[str, nbformat.NotebookNode], name: str) -> list[str]:
@@ -640,10 +625,12 @@ def test_a_fabricated_notebook_without_spoilers_passes():
 
 def test_an_earlier_notebook_that_answers_is_found():
     earlier = nbformat.v4.new_notebook(
-        cells=[nbformat.v4.new_markdown_cell("On macOS 15 nothing is lost, whatever the kernel.")]
+        cells=[nbformat.v4.new_markdown_cell("With strided buffers the graph writes directly.")]
     )
     found = earlier_spoilers({"03_x.ipynb": earlier}, "06.macos15")
-    assert found == ["03_x.ipynb cell 0 (markdown) shows /(on|with) macos 15 nothing is lost/"]
+    assert found == [
+        "03_x.ipynb cell 0 (markdown) shows /strided buffers?[^.]{0,40}(no copy|directly|itself)/"
+    ]
     earlier.cells[0].source = "macOS 15 gave MPSGraph strided buffers."
     assert earlier_spoilers({"03_x.ipynb": earlier}, "06.macos15") == []
 

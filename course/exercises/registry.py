@@ -32,9 +32,9 @@ class Exercise:
     notebook (`course.exercises.solutions`), the one text a learner sees as the solution and the
     tests run through `checker`. Wrong answers and their expected feedback are test data, in
     tests/. `answer_words`: words that would give the answer away if the notebook showed them
-    before the exercise (tests/test_notebook_policy.py looks for them in earlier cells and
-    outputs). `minutes`: what the exercise takes a learner who tries it before any hint, the
-    unit of the instructor's guide and of nbgrader's points."""
+    before the exercise (tests/test_spoilers.py looks for them, and for a reviewer's paraphrases,
+    in earlier cells, outputs and printed objects). `minutes`: what the exercise takes a learner
+    who tries it before any hint, the unit of the instructor's guide and of nbgrader's points."""
 
     name: str
     prompt: str
@@ -57,7 +57,8 @@ class Prediction:
     of `choices`, so a reveal can never disagree with what the learner's own run would show.
     `explanation` is prose (reveal wraps it to the cell). `answer_words` name the correct
     choice in other words: shown before the prediction, they would answer it
-    (tests/test_notebook_policy.py looks for them, and for the correct choice itself).
+    (tests/test_spoilers.py looks for them, for the correct choice itself and for a reviewer's
+    paraphrases).
     """
 
     name: str
