@@ -10,7 +10,9 @@ from learner/, with its exercises unattempted, and the reference from notebooks/
 Each cell is timed as scripts/time_cells.py times it (its `execute_timed`); the progress journal
 is a private temporary one, so no learner's progress changes. Printed per run: the wall time
 from starting the kernel to the last cell, the time of the cells alone, and the slowest cell
-(its first line of code and seconds). Nothing is asserted: a benchmark reports, a reader judges.
+(its first line of code and seconds), with the machine and its load average before and after:
+wall times on a busy machine stretch with the load. Nothing is asserted: a benchmark reports, a
+reader judges.
 Run it from the repository root with the repository on PYTHONPATH, as `make` does.
 """
 
@@ -25,6 +27,7 @@ from pathlib import Path
 from typing import NamedTuple
 
 from course.journal import ENV_DIR
+from course.kernels.cpp.tuning import cpu_model
 from scripts.time_cells import CellTime, execute_timed, first_line
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -75,6 +78,14 @@ def run(path: Path, copy: str) -> NotebookTime:
     return NotebookTime(path, copy, time.perf_counter() - start, cells)
 
 
+def load() -> str:
+    """'load average 1.2, 0.9, 0.7' (1, 5 and 15 minutes), where the system tells it."""
+    try:
+        return "load average " + ", ".join(f"{x:.1f}" for x in os.getloadavg())
+    except (OSError, AttributeError):  # AttributeError: Windows has no getloadavg
+        return "load average unknown"
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("notebooks", nargs="*", help="numbers or names, e.g. 01 09_case")
@@ -86,10 +97,11 @@ def main(argv: list[str] | None = None) -> int:
     # Inherited by each kernel: a private journal, figures drawn inline as in Jupyter.
     os.environ[ENV_DIR] = tempfile.mkdtemp(prefix="bench-notebooks-")
     os.environ.setdefault("MPLBACKEND", "module://matplotlib_inline.backend_inline")
+    print(f"{cpu_model()}, {os.cpu_count()} cores; {load()} before", flush=True)
     for path in chosen(args.notebooks, FOLDERS["reference"]):
         for copy in copies:
             print(run(FOLDERS[copy] / path.name, copy).line(), flush=True)
-    print("wall: from starting the kernel to the end of the last cell")
+    print(f"wall: from starting the kernel to the end of the last cell; {load()} after")
     return 0
 
 

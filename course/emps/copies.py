@@ -7,7 +7,7 @@ it need not pay is ATen's slow way of making them: a transposed 2-D tensor goes 
 blocked transpose (`copy_same_type_transpose_`, scalar swaps in 60x60 blocks), about 1.5 ms for
 the story's [1536, 384] encoder weight on a cold cache here, and a transposed Adam step makes a
 dozen such copies. MKL's `mkl_somatcopy`, exported by the x86 torch wheels, made the same copy
-in about 40% less time on the machine this was first tuned on, but took 1.9-2.5x as long as
+in about 40% less time on the machine this was first tuned on, but took 1.9-2.8x as long as
 ATen's on a 2-core AMD EPYC (2026-12-07). So it is used only where it is faster: once per
 process, `_mkl_is_faster` times both on the story's encoder shape. Nothing else changes: the
 same copies, into the same fresh buffers, with the same bits (`_mkl_moves_bits` checks once,
