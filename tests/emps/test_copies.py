@@ -9,7 +9,7 @@ import torch
 
 from course.emps import copies
 
-FAST = copies._omatcopy() is not None  # an x86 torch wheel exports MKL's omatcopy
+MKL = copies._find_omatcopy()  # an x86 torch wheel exports MKL's omatcopy
 SPECIALS = [0x7F800001, -(2**31), 1, 0x7FC00000, 0x7F800000]  # sNaN, -0.0, denormal, NaN, inf
 
 
@@ -25,13 +25,44 @@ def _same_bits(a: torch.Tensor, b: torch.Tensor) -> bool:
     return a.shape == b.shape and torch.equal(a.view(torch.int32), b.view(torch.int32))
 
 
-@pytest.mark.skipif(not FAST, reason="this torch build does not export MKL's omatcopy")
-def test_this_build_takes_the_fast_path():
-    assert copies._mkl_moves_bits(copies._omatcopy())
+@pytest.fixture(params=["aten", "mkl"])
+def routine(request, monkeypatch):
+    """Each path the copies can take, whichever this machine chose: ATen's copy_, MKL's."""
+    if request.param == "mkl" and MKL is None:
+        pytest.skip("this torch build does not export MKL's omatcopy")
+    monkeypatch.setitem(copies._OMATCOPY, "float32", MKL if request.param == "mkl" else None)
+    return request.param
+
+
+@pytest.mark.skipif(MKL is None, reason="this torch build does not export MKL's omatcopy")
+def test_mkl_moves_bits_and_is_used_only_where_it_is_faster():
+    assert copies._mkl_moves_bits(MKL)
+    chosen = copies._omatcopy()
+    assert chosen is None or chosen is MKL
+
+
+class Clock:
+    """A made-up CPU clock: each reading advances 2; the fake MKL routine takes `mkl` back."""
+
+    def __init__(self, mkl: float):
+        self.now, self.mkl = 0.0, mkl
+
+    def __call__(self) -> float:
+        self.now += 2
+        return self.now
+
+    def routine(self, *args) -> None:
+        self.now -= self.mkl
+
+
+@pytest.mark.parametrize("mkl, faster", [(1.0, True), (0.0, False), (-3.0, False)])
+def test_mkl_is_chosen_only_when_its_copy_takes_less_time(mkl, faster):
+    clock = Clock(mkl)  # ATen's copy_ takes 2 on this clock, MKL's 2 - mkl
+    assert copies._mkl_is_faster(clock.routine, clock) is faster
 
 
 @pytest.mark.parametrize("shape", [(1536, 384), (37, 29), (2, 3), (3, 1000)])
-def test_gather_is_contiguous_and_bitwise_what_contiguous_gives(shape):
+def test_gather_is_contiguous_and_bitwise_what_contiguous_gives(shape, routine):
     source = _bits(*shape)
     gathered = copies.gather(source)
     assert gathered.is_contiguous() and gathered.data_ptr() != source.data_ptr()
@@ -39,7 +70,7 @@ def test_gather_is_contiguous_and_bitwise_what_contiguous_gives(shape):
 
 
 @pytest.mark.parametrize("shape", [(1536, 384), (37, 29), (3, 2)])
-def test_copy_back_writes_every_bit_and_counts_as_a_write(shape):
+def test_copy_back_writes_every_bit_and_counts_as_a_write(shape, routine):
     result = _bits(*shape, seed=1).contiguous()
     target = torch.zeros(shape[::-1]).t()
     version = target._version

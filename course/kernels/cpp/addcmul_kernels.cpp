@@ -140,28 +140,35 @@ at::Tensor& addcmul_iterator_(at::Tensor& self, const at::Tensor& t1, const at::
 // and every cache line (64 bytes, 16 floats) fetched for it gives one useful element before it is
 // evicted: that is why torch's own kernel is ~20x slower there than on contiguous tensors.
 // Cache blocking fixes the order. The plane of the two "fastest" dims (the output's, i, and the
-// inputs', j) is cut into TILE_I x TILE_J tiles, and each tile is done in two passes through a
+// inputs', j) is cut into tile.i x tile.j tiles, and each tile is done in two passes through a
 // small buffer that stays in cache:
-//   pass 1 reads the inputs row by row, in their memory order: TILE_J contiguous elements
-//          (16 whole cache lines) per row, multiplied into one buffer row;
-//   pass 2 writes the output column by column, in its memory order: TILE_I contiguous elements
-//          (4 whole cache lines) per column, each added from one buffer column.
-// Every cache line of every tensor is used whole, once. Three details make it fast:
-// - The hardware prefetcher follows a few long sequential streams; a tile is 2 x 64 short input
-//   rows and 256 short output columns, each in its own 4 KB page, which it does not see coming.
-//   So the kernel asks for them itself (__builtin_prefetch, into the L2 cache): the input rows
-//   AHEAD_I rows ahead and the output columns AHEAD_J columns ahead of the current ones.
-// - Buffer rows are TILE_J + 16 elements apart: at a stride of exactly 1 KB, pass 2's walk down
+//   pass 1 reads the inputs row by row, in their memory order: tile.j contiguous elements
+//          (16 whole cache lines for 256 floats) per row, multiplied into one buffer row;
+//   pass 2 writes the output column by column, in its memory order: tile.i contiguous elements
+//          (4 whole cache lines for 64 floats) per column, each added from one buffer column.
+// Every cache line of every tensor is used whole, once. Four details make it fast:
+// - The tile shape that keeps a tile in cache depends on the machine, so it is not fixed here:
+//   Python chooses it (course/kernels/cpp/tuning.py: from the cache sizes, or a short autotune)
+//   and sets it with course_kernels_set_tile. Until then it is 64 x 256, for a 512 KB L2 cache.
+// - The hardware prefetcher follows a few long sequential streams; a tile is 2 x tile.i short
+//   input rows and tile.j short output columns, each in its own 4 KB page, which it does not see
+//   coming. So the kernel asks for them itself (__builtin_prefetch, into the L2 cache): the input
+//   rows AHEAD_I rows ahead and the output columns AHEAD_J columns ahead of the current ones.
+// - Buffer rows are tile.j + 16 elements apart: at a stride of exactly 1 KB, pass 2's walk down
 //   a buffer column would land in a handful of cache sets and evict its own lines.
 // - For floats, pass 2 moves 4 x 4 blocks: 4 buffer rows loaded as 4-float vectors, transposed
 //   in registers, added to 4 output columns (one vector instruction per 4 elements, not 4 loads).
-// Threads (at::parallel_for) take whole bands of TILE_I input rows (contiguous memory), the
+// Threads (at::parallel_for) take whole bands of tile.i input rows (contiguous memory), the
 // next free band each time, and each thread owns its buffer.
 // When output and inputs share their fastest dim, there is nothing to block: the
 // TensorIterator kernel already walks all of them in memory order, so the tiled kernel calls it.
-constexpr int64_t TILE_I = 64;   // output elements per column in a tile (4 cache lines)
-constexpr int64_t TILE_J = 256;  // input elements per row in a tile (16 cache lines)
-constexpr int64_t ROW = TILE_J + 16;  // buffer row stride in elements (padded)
+std::atomic<int64_t> tile_i_setting{64};   // output elements per column in a tile
+std::atomic<int64_t> tile_j_setting{256};  // input elements per row in a tile
+constexpr int64_t PAD = 16;                // buffer row padding in elements
+
+struct TileShape {
+  int64_t i, j, row;  // row: the buffer's row stride in elements (tile.j, padded)
+};
 constexpr int64_t AHEAD_I = 2;   // prefetch distance in input rows...
 constexpr int64_t AHEAD_J = 8;   // ...and in output columns
 
@@ -187,7 +194,7 @@ void prefetch_lines(const scalar_t* start, int64_t n) {  // the cache lines of n
 // Pass 1: buffer[i][j] = v * a[i][j] * b[i][j], input rows read in memory order.
 template <typename scalar_t>
 void multiply_rows(const scalar_t* a, int64_t as_i, const scalar_t* b, int64_t bs_i, int64_t ni,
-                   int64_t nj, scalar_t v, scalar_t* buffer) {
+                   int64_t nj, scalar_t v, scalar_t* buffer, int64_t row) {
   for (int64_t i = 0; i < ni; ++i) {
     const scalar_t* ai = a + i * as_i;
     const scalar_t* bi = b + i * bs_i;
@@ -195,18 +202,19 @@ void multiply_rows(const scalar_t* a, int64_t as_i, const scalar_t* b, int64_t b
       prefetch_lines(ai + AHEAD_I * as_i, nj);
       prefetch_lines(bi + AHEAD_I * bs_i, nj);
     }
-    scalar_t* p = buffer + i * ROW;
+    scalar_t* p = buffer + i * row;
     for (int64_t j = 0; j < nj; ++j) p[j] = v * ai[j] * bi[j];
   }
 }
 
 // Pass 2: out[j][i] += buffer[i][j], output columns written in memory order, one at a time.
 template <typename scalar_t>
-void add_columns(scalar_t* out, int64_t os_j, const scalar_t* buffer, int64_t ni, int64_t nj) {
+void add_columns(scalar_t* out, int64_t os_j, const scalar_t* buffer, int64_t ni, int64_t nj,
+                 int64_t row) {
   for (int64_t j = 0; j < nj; ++j) {
     scalar_t* oj = out + j * os_j;
     if (j + AHEAD_J < nj) prefetch_lines(oj + AHEAD_J * os_j, ni);
-    for (int64_t i = 0; i < ni; ++i) oj[i] += buffer[i * ROW + j];
+    for (int64_t i = 0; i < ni; ++i) oj[i] += buffer[i * row + j];
   }
 }
 
@@ -232,15 +240,16 @@ void add4(float* p, float4 v) {  // p[0..3] += v
 
 // Pass 2 for floats: 4 columns at a time. Lanes 0-3 of a shuffle come from x, 4-7 from y.
 template <>
-void add_columns<float>(float* out, int64_t os_j, const float* buffer, int64_t ni, int64_t nj) {
+void add_columns<float>(float* out, int64_t os_j, const float* buffer, int64_t ni, int64_t nj,
+                        int64_t row) {
   int64_t j = 0;
   for (; ni % 4 == 0 && j + 4 <= nj; j += 4) {
     float* o = out + j * os_j;
     for (int64_t k = AHEAD_J; k < AHEAD_J + 4 && j + k < nj; ++k) prefetch_lines(o + k * os_j, ni);
     for (int64_t i = 0; i < ni; i += 4) {
-      const float* p = buffer + i * ROW + j;  // rows i..i+3, columns j..j+3
-      const float4 r0 = load4(p), r1 = load4(p + ROW), r2 = load4(p + 2 * ROW),
-                   r3 = load4(p + 3 * ROW);
+      const float* p = buffer + i * row + j;  // rows i..i+3, columns j..j+3
+      const float4 r0 = load4(p), r1 = load4(p + row), r2 = load4(p + 2 * row),
+                   r3 = load4(p + 3 * row);
       const float4 lo01 = SHUFFLE4(r0, r1, 0, 4, 1, 5), hi01 = SHUFFLE4(r0, r1, 2, 6, 3, 7);
       const float4 lo23 = SHUFFLE4(r2, r3, 0, 4, 1, 5), hi23 = SHUFFLE4(r2, r3, 2, 6, 3, 7);
       add4(o + i, SHUFFLE4(lo01, lo23, 0, 1, 4, 5));  // column j: rows i..i+3
@@ -251,7 +260,7 @@ void add_columns<float>(float* out, int64_t os_j, const float* buffer, int64_t n
   }
   for (; j < nj; ++j) {  // ragged columns, or a ragged number of rows
     float* oj = out + j * os_j;
-    for (int64_t i = 0; i < ni; ++i) oj[i] += buffer[i * ROW + j];
+    for (int64_t i = 0; i < ni; ++i) oj[i] += buffer[i * row + j];
   }
 }
 #endif
@@ -259,9 +268,9 @@ void add_columns<float>(float* out, int64_t os_j, const float* buffer, int64_t n
 // One tile when the output is contiguous along i and both inputs along j (the common case).
 template <typename scalar_t>
 void tile_unit(scalar_t* out, int64_t os_j, const scalar_t* a, int64_t as_i, const scalar_t* b,
-               int64_t bs_i, int64_t ni, int64_t nj, scalar_t v, scalar_t* buffer) {
-  multiply_rows(a, as_i, b, bs_i, ni, nj, v, buffer);
-  add_columns(out, os_j, buffer, ni, nj);
+               int64_t bs_i, int64_t ni, int64_t nj, scalar_t v, scalar_t* buffer, int64_t row) {
+  multiply_rows(a, as_i, b, bs_i, ni, nj, v, buffer, row);
+  add_columns(out, os_j, buffer, ni, nj, row);
 }
 
 // One tile for any strides (broadcast inputs, step-sliced tensors...): same order, no buffer.
@@ -292,8 +301,10 @@ at::Tensor& addcmul_tiled_(at::Tensor& self, const at::Tensor& t1, const at::Ten
       planes *= self.size(d);
     }
   }
+  const int64_t tj = tile_j_setting.load();
+  const TileShape tile{tile_i_setting.load(), tj, tj + PAD};
   const int64_t ni = self.size(di), nj = self.size(dj);
-  const int64_t tiles_i = (ni + TILE_I - 1) / TILE_I;
+  const int64_t tiles_i = (ni + tile.i - 1) / tile.i;
   const int64_t os[2] = {self.stride(di), self.stride(dj)};
   const int64_t as[2] = {a.stride(di), a.stride(dj)};
   const int64_t bs[2] = {b.stride(di), b.stride(dj)};
@@ -303,15 +314,15 @@ at::Tensor& addcmul_tiled_(at::Tensor& self, const at::Tensor& t1, const at::Ten
     const scalar_t* pa = a.const_data_ptr<scalar_t>();
     const scalar_t* pb = b.const_data_ptr<scalar_t>();
     const scalar_t v = value.to<scalar_t>();
-    // Bands of TILE_I input rows (contiguous memory) are handed out one at a time from a
+    // Bands of tile.i input rows (contiguous memory) are handed out one at a time from a
     // shared counter: on a busy machine, a thread that gets its core late takes fewer bands
     // instead of the others waiting for its fixed half.
     std::atomic<int64_t> next_band{0};
     const int64_t bands = planes * tiles_i;
     at::parallel_for(0, at::get_num_threads(), 1, [&](int64_t, int64_t) {
-      std::vector<scalar_t> buffer(unit ? TILE_I * ROW : 0);  // this thread's own
+      std::vector<scalar_t> buffer(unit ? tile.i * tile.row : 0);  // this thread's own
       for (int64_t band = next_band++; band < bands; band = next_band++) {
-        const int64_t i0 = (band % tiles_i) * TILE_I;
+        const int64_t i0 = (band % tiles_i) * tile.i;
         int64_t o = i0 * os[0], oa = i0 * as[0], ob = i0 * bs[0];
         for (int64_t k = static_cast<int64_t>(rest.size()) - 1, p = band / tiles_i; k >= 0;
              --k) {  // where this band's plane starts in each tensor
@@ -321,14 +332,15 @@ at::Tensor& addcmul_tiled_(at::Tensor& self, const at::Tensor& t1, const at::Ten
           oa += index * a.stride(d);
           ob += index * b.stride(d);
         }
-        const int64_t n_i = std::min(TILE_I, ni - i0);
-        for (int64_t j0 = 0; j0 < nj; j0 += TILE_J) {  // the band's tiles, left to right
-          const int64_t n_j = std::min(TILE_J, nj - j0);
+        const int64_t n_i = std::min(tile.i, ni - i0);
+        for (int64_t j0 = 0; j0 < nj; j0 += tile.j) {  // the band's tiles, left to right
+          const int64_t n_j = std::min(tile.j, nj - j0);
           scalar_t* out_tile = out + o + j0 * os[1];
           const scalar_t* a_tile = pa + oa + j0 * as[1];
           const scalar_t* b_tile = pb + ob + j0 * bs[1];
           if (unit) {
-            tile_unit(out_tile, os[1], a_tile, as[0], b_tile, bs[0], n_i, n_j, v, buffer.data());
+            tile_unit(out_tile, os[1], a_tile, as[0], b_tile, bs[0], n_i, n_j, v, buffer.data(),
+                      tile.row);
           } else {
             tile_strided(out_tile, os, a_tile, as, b_tile, bs, n_i, n_j, v);
           }
@@ -340,6 +352,15 @@ at::Tensor& addcmul_tiled_(at::Tensor& self, const at::Tensor& t1, const at::Ten
 }
 
 }  // namespace
+
+// Set the tile shape of later calls (from Python, through ctypes). Returns 0, or -1 and changes
+// nothing when a side is not a multiple of 4 (pass 2's 4 x 4 blocks) from 4 to 4096.
+extern "C" int course_kernels_set_tile(int64_t i, int64_t j) {
+  if (i < 4 || j < 4 || i > 4096 || j > 4096 || i % 4 != 0 || j % 4 != 0) return -1;
+  tile_i_setting = i;
+  tile_j_setting = j;
+  return 0;
+}
 
 TORCH_LIBRARY_IMPL(course_kernels, CPU, m) {
   m.impl("addcmul_naive_", TORCH_FN(addcmul_naive_));

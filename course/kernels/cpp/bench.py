@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import os
 import statistics
+import subprocess
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -123,16 +124,72 @@ def ratio(a: Timing, b: Timing) -> Spread:
     return Spread.of(x / y for x, y in zip(a.samples, b.samples, strict=True))
 
 
-def last_level_cache_bytes(folder: Path = CPU_CACHES) -> int | None:
-    """The largest CPU cache Linux reports (shared by every core); None where unknown."""
-    sizes = []
-    for entry in Path(folder).glob("index*/size"):
-        text = entry.read_text().strip().upper()
-        scale = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30}.get(text[-1:], 1)
-        digits = text.rstrip("KMG")
-        if digits.isdigit():
-            sizes.append(int(digits) * scale)
-    return max(sizes, default=None)
+@dataclass(frozen=True)
+class CacheSizes:
+    """This CPU's data caches in bytes (None where unknown), and where they were read: the
+    benchmark needs the last level to tell a bandwidth from a cache hit, the tiled kernel the
+    L2 to size its tiles (course/kernels/cpp/tuning.py)."""
+
+    l1d: int | None
+    l2: int | None
+    llc: int | None  # the largest (on most CPUs the L3, shared by every core)
+    source: str  # "sysfs", "getconf", "sysctl", or "unknown"
+
+
+def parse_size(text: str) -> int | None:
+    """'512K' -> 524288, '32M', '1G', '65536' (bytes); None for anything else."""
+    text = text.strip().upper()
+    scale = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30}.get(text[-1:], 1)
+    digits = text.rstrip("KMG")
+    return int(digits) * scale if digits.isdigit() and int(digits) > 0 else None
+
+
+def sysfs_cache_sizes(folder: Path = CPU_CACHES) -> CacheSizes | None:
+    """What Linux reports for cpu0 (index*/level, type, size); None where the folder is absent."""
+    found = []  # (level, type, bytes) of each data or unified cache
+    for entry in Path(folder).glob("index*"):
+        fields = {
+            name: (entry / name).read_text().strip() if (entry / name).exists() else ""
+            for name in ("level", "type", "size")
+        }
+        size = parse_size(fields["size"])
+        if size is not None and fields["type"] != "Instruction":
+            found.append((fields["level"], size))
+    if not found:
+        return None
+    level = {number: size for number, size in sorted(found)}
+    return CacheSizes(level.get("1"), level.get("2"), max(size for _, size in found), "sysfs")
+
+
+# Where sysfs is missing: glibc's getconf (Linux) or sysctl (macOS), one name per level.
+QUERIES = {
+    "getconf": ("LEVEL1_DCACHE_SIZE", "LEVEL2_CACHE_SIZE", "LEVEL3_CACHE_SIZE"),
+    "sysctl": ("hw.l1dcachesize", "hw.l2cachesize", "hw.l3cachesize"),
+}
+
+
+def _ask(tool: str, name: str) -> str:
+    command = [tool, name] if tool == "getconf" else [tool, "-n", name]
+    try:
+        done = subprocess.run(command, capture_output=True, text=True, timeout=5)
+    except (OSError, subprocess.SubprocessError):
+        return ""
+    return done.stdout if done.returncode == 0 else ""
+
+
+def queried_cache_sizes(ask: Callable[[str, str], str] = _ask) -> CacheSizes | None:
+    """The caches as getconf or sysctl report them (the first tool that knows the L2)."""
+    for tool, names in QUERIES.items():
+        l1d, l2, l3 = (parse_size(ask(tool, name)) for name in names)
+        if l2 is not None:
+            return CacheSizes(l1d, l2, max(size for size in (l1d, l2, l3) if size), tool)
+    return None
+
+
+def cache_sizes(folder: Path = CPU_CACHES, ask: Callable[[str, str], str] = _ask) -> CacheSizes:
+    """sysfs, else getconf/sysctl, else every size unknown."""
+    found = sysfs_cache_sizes(folder) or queried_cache_sizes(ask)
+    return found or CacheSizes(None, None, None, "unknown")
 
 
 def clock_for(threads: int) -> Callable[[], float]:
@@ -265,7 +322,7 @@ def benchmark(
         require_choice("kernel", kernel, KERNEL_NAMES)
     require_int("rounds", rounds, MIN_ROUNDS, MAX_ROUNDS)
     require_int("threads", threads, 1, os.cpu_count() or 1)
-    llc = last_level_cache_bytes()
+    llc = cache_sizes().llc
     timings, reference, done = [], {}, {}
     with pinned_threads(threads):
         for index, numel in enumerate(sizes):

@@ -13,13 +13,15 @@ from course.errors import CourseError
 from course.kernels.cpp import load
 from course.kernels.cpp.bench import (
     BenchRun,
+    CacheSizes,
     Spread,
     Timing,
     _fraction,
     benchmark,
+    cache_sizes,
     clock_for,
-    last_level_cache_bytes,
     method_line,
+    parse_size,
     plot,
     ratio,
     run_rounds,
@@ -130,12 +132,41 @@ def test_versus_compares_two_contenders_of_the_largest_size():
     assert run.versus("tiled", "transposed", "native", "contiguous") == Spread(1.5, 1.35, 1.75)
 
 
-def test_last_level_cache_is_read_from_sysfs(tmp_path):
-    for index, size in (("index0", "48K"), ("index2", "2048K"), ("index3", "266240K")):
-        (tmp_path / index).mkdir()
-        (tmp_path / index / "size").write_text(size + "\n")
-    assert last_level_cache_bytes(tmp_path) == 266240 << 10
-    assert last_level_cache_bytes(tmp_path / "missing") is None
+def _sysfs(folder, caches):
+    for index, (level, kind, size) in enumerate(caches):
+        entry = folder / f"index{index}"
+        entry.mkdir()
+        for name, text in (("level", level), ("type", kind), ("size", size)):
+            (entry / name).write_text(f"{text}\n")
+    return folder
+
+
+def test_cache_sizes_are_read_from_sysfs_by_level_and_type(tmp_path):
+    folder = _sysfs(
+        tmp_path,
+        [("1", "Data", "48K"), ("1", "Instruction", "64K"), ("2", "Unified", "2048K")]
+        + [("3", "Unified", "266240K")],
+    )
+    assert cache_sizes(folder) == CacheSizes(48 << 10, 2 << 20, 266240 << 10, "sysfs")
+
+
+def test_without_sysfs_getconf_then_sysctl_then_nothing(tmp_path):
+    missing = tmp_path / "missing"
+    answers = {("sysctl", "hw.l2cachesize"): "4194304\n", ("sysctl", "hw.l1dcachesize"): "65536"}
+    found = cache_sizes(missing, ask=lambda tool, name: answers.get((tool, name), ""))
+    assert found == CacheSizes(64 << 10, 4 << 20, 4 << 20, "sysctl")
+    linux = cache_sizes(missing, ask=lambda tool, name: "1M" if tool == "getconf" else "")
+    assert linux.source == "getconf" and linux.l2 == 1 << 20
+    nothing = cache_sizes(missing, ask=lambda tool, name: "")
+    assert nothing == CacheSizes(None, None, None, "unknown")
+
+
+@pytest.mark.parametrize(
+    "text, size",
+    [("512K", 512 << 10), ("32M", 32 << 20), ("65536", 65536), ("", None), ("0", None)],
+)
+def test_sizes_are_parsed_with_binary_prefixes(text, size):
+    assert parse_size(text) == size
 
 
 @pytest.mark.parametrize(
