@@ -3,7 +3,8 @@
 Why: the story's paradox ("exp_avg_sq is 0, so the update should be enormous, yet nothing
 moves") dissolves once you see that *two* ops drop their writes. Flipping them one at a time on
 the emulated device gives four outcomes: no bug trains; a broken addcmul_ alone explodes (the
-second moment stays 0, so the step is lr * m / (0 + eps)); a broken addcdiv_ alone freezes the
+second moment stays 0, so the step is lr * m_hat / (0 + eps), m_hat being m / (1 - beta1) at
+step 1); a broken addcdiv_ alone freezes the
 encoder; both together freeze it with exp_avg_sq = 0: the second bug masked the first.
 
 `outcomes()` computes all four (tests, the checker of 03.which_explodes and the notebook's
@@ -49,8 +50,9 @@ CASES: tuple[Case, ...] = (
     Case(
         "addcmul_ only",
         frozenset({"addcmul"}),
-        "addcmul_ never writes exp_avg_sq, so it stays 0 and the step is lr * m / (sqrt(0) + eps)"
-        " = lr * m / 1e-8; addcdiv_ works, so that enormous step lands",
+        "addcmul_ never writes exp_avg_sq, so it stays 0 and the step is lr * m_hat / (sqrt(0) + "
+        "eps): at step 1, m_hat = m / 0.1, so m * lr * 1e9; addcdiv_ works, so that enormous step "
+        "lands",
     ),
     Case(
         "addcdiv_ only",

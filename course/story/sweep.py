@@ -2,15 +2,18 @@
 
 Each click trains the story's SAE (the story's init, emulated 2.2.1 profile) with the chosen
 learning rate, schedule, k, hidden size and auxiliary-loss weight (the knobs the story's author
-turned), and overlays its loss curve on the earlier ones. Training takes seconds, so it runs in
-`panel.working(...)`: the status line appears at once, follows the steps, and the controls are
-disabled meanwhile. A click that repeats an earlier run's settings says which run it repeats
-(the panel's first drawing, before any click, shows run #1 without remarking on it).
+turned), and overlays its loss curve on the earlier ones. A run takes about as long as the
+notebook's own run of as many steps, longer with a larger hidden size, and far longer on a busy
+machine, so it runs in `panel.working(...)`: the status line appears at once, follows the steps,
+and the controls are disabled meanwhile; when done, the panel says how long the run took here
+(measured, never promised). A click that repeats an earlier run's settings says which run it
+repeats (the panel's first drawing, before any click, shows run #1 without remarking on it).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from time import perf_counter
 
 import ipywidgets as widgets
 from matplotlib.figure import Figure
@@ -26,7 +29,7 @@ from course.ui import Drawing, Panel
 HIDDEN_SIZES = (768, 1536, 3072)
 KS = (8, 16, 32, 64)
 AUX_WEIGHTS = (0.0, 1 / 32, 0.1, 0.5)
-STEPS = 100  # per click: a few seconds on 2 cores, long enough to see the curve flatten
+STEPS = 100  # per click: long enough to see the curve flatten
 MAX_STEPS = 2000  # a typo in `steps` must not start an hour of training
 
 
@@ -115,7 +118,10 @@ def sweep_widget(first: Run | None = None, steps: int = STEPS) -> Panel:
         setting = Setting(lr, k, hidden, schedule, aux_weight)
         note = ""
         if setting not in runs:
+            started = perf_counter()
             runs[setting] = _train_in(panel, setting, steps)
+            seconds = perf_counter() - started
+            note = f"Run #{len(runs)} took {seconds:.0f} s on this machine."
         elif clicked:
             number = list(runs).index(setting) + 1
             note = f"Run #{number} already used these settings: change a knob to train another."

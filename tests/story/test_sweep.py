@@ -94,3 +94,13 @@ def test_legend_stays_beside_the_curves_however_many_runs(tiny_run):
 def test_bad_arguments_get_a_clear_message_before_any_widget(first, steps, words):
     with pytest.raises(CourseError, match=words):
         sweep.sweep_widget(first=first, steps=steps)
+
+
+def test_a_trained_run_says_how_long_it_took_here(tiny_run, monkeypatch):
+    clock = iter([100.0, 112.4])
+    monkeypatch.setattr(sweep, "perf_counter", lambda: next(clock))
+    monkeypatch.setattr(sweep, "train_setting", lambda *a, **k: tiny_run)
+    panel = sweep.sweep_widget(first=tiny_run, steps=3)
+    panel.controls["k"].value = 8
+    panel.button.click()
+    assert "Run #2 took 12 s on this machine." in panel.message.value

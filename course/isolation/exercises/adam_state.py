@@ -210,9 +210,11 @@ register(
 
 
 def update_size() -> str:
+    """What torch's Adam step would be from the story bench's state, bias correction included."""
     s = _State(bench())
     m, v = s.m.abs().max().item(), s.v.abs().max().item()
-    should = 1e-3 * m / (v**0.5 + 1e-8)
+    lr, (beta1, beta2), eps = 1e-3, (0.9, 0.999), 1e-8
+    should = lr / (1 - beta1) * m / ((v / (1 - beta2)) ** 0.5 + eps)  # step 1 of torch's Adam
     return "0" if should == 0 else "about lr" if should < 1e-2 else "enormous: lr * m / eps"
 
 
@@ -220,11 +222,14 @@ register_prediction(
     Prediction(
         "02.update_size",
         "With exp_avg_sq exactly 0, how far should one Adam step (lr 1e-3, eps 1e-8) move the "
-        "encoder's largest element: lr * |exp_avg| / (sqrt(exp_avg_sq) + eps)?",
+        "encoder's largest element? The step is lr * |exp_avg| / (sqrt(exp_avg_sq) + eps), "
+        "rescaled by Adam's bias correction.",
         ("0", "about lr", "enormous: lr * m / eps"),
         update_size,
-        "Enormous: sqrt(0) + eps = 1e-8, so the step is |exp_avg| * 1e5, thousands of times "
-        "larger than the weights. Yet your snapshot says the encoder did not move at all. "
-        "Two impossible things at once: remember this for notebook 03.",
+        "Enormous: sqrt(0) + eps = 1e-8, and at step 1 Adam's bias correction divides exp_avg "
+        "by 1 - beta1 = 0.1, so the step is |exp_avg| * lr / (0.1 * 1e-8) = |exp_avg| * 1e6: "
+        "thousands, where no weight of the encoder reaches 0.1. Yet your snapshot says the "
+        "encoder did not move at all. Two impossible things at once: remember this for "
+        "notebook 03.",
     )
 )

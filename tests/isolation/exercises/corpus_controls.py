@@ -4,6 +4,7 @@ an experiment run wrong, and comparisons that miss a difference."""
 from __future__ import annotations
 
 from collections.abc import Callable
+from functools import partial
 
 import torch
 
@@ -34,6 +35,22 @@ def _contiguous_run():
     contiguous = experiments.bench(init="contiguous")
     print("contiguous encoder, same device: moved =", encoder_moves(contiguous, experiments.adam()))
     return contiguous
+
+
+def _adam_stepped_by_hand(b: Bench) -> None:
+    """The experiment without encoder_moves: an Adam made and stepped inside `with bench:`."""
+    before = b.snapshot()[ENCODER]
+    b.backward()
+    optimizer = torch.optim.Adam(b.model.parameters(), lr=1e-3)
+    with b:
+        optimizer.step()
+    print("moved:", not torch.equal(before, b.snapshot()[ENCODER]))
+
+
+def _positional_cpu32() -> Bench:
+    cpu32 = experiments.bench("2.2.1-macos14", "cpu")
+    encoder_moves(cpu32, experiments.adam(lr=1e-3))
+    return cpu32
 
 
 def _run_on(update: Callable | None = None, **settings) -> Callable[[], Bench]:
@@ -157,6 +174,37 @@ def _stride_means_contiguity():
     return differences
 
 
+def _differences_in_a_loop():
+    def differences(a, b):
+        found = set()
+        for name in PROPERTIES:
+            x, y = getattr(a, name), getattr(b, name)
+            if callable(x):
+                x, y = x(), y()
+            if x != y:
+                found.add(name)
+        return found
+
+    return differences
+
+
+def _differences_of_dicts():
+    def differences(a, b):
+        def meta(t):
+            return {
+                "device": t.device,
+                "dtype": t.dtype,
+                "shape": tuple(t.size()),
+                "stride": tuple(t.stride()),
+                "is_contiguous": t.is_contiguous(),
+            }
+
+        mine, theirs = meta(a), meta(b)
+        return frozenset(k for k in mine if mine[k] != theirs[k])
+
+    return differences
+
+
 SHAPE = "differ in shape too"
 
 CORPORA = (
@@ -232,6 +280,14 @@ CORPORA = (
             "the story's run, then the CPU": (
                 _run_with(_run_then(lambda b: b.model.to("cpu"))),
                 "was on emps: the device changed only after the run",
+            ),
+        },
+        right={
+            "the profile and device by position": _positional_cpu32,
+            "float32 spelled out": _run_on(ADAM, device="cpu", dtype=torch.float32),
+            "Adam as a partial": _run_on(partial(torch.optim.Adam, lr=1e-3), device="cpu"),
+            "Adam stepped by hand inside with bench": _run_with(
+                _adam_stepped_by_hand, device="cpu"
             ),
         },
     ),
@@ -343,6 +399,14 @@ CORPORA = (
                     is_contiguous=lambda t: list(t.stride()) == sorted(t.stride(), reverse=True)
                 ),
                 "is_contiguous too",
+            ),
+        },
+        right={
+            "getattr, calling the methods": lambda: _differences_of(PROPERTIES),
+            "a loop that adds to a set": _differences_in_a_loop,
+            "dicts of metadata, a frozenset, size() for shape": _differences_of_dicts,
+            "shape as a list, device as a string": lambda: _differences_by(
+                shape=lambda t: list(t.shape), device=lambda t: str(t.device)
             ),
         },
     ),

@@ -253,6 +253,25 @@ def _story_run_reported_as(frozen):
     return answer
 
 
+def _frozen_inline():
+    """The comparison written out in the cell, without the learner's frozen_names."""
+    model = fresh_model()
+    before = {name: p.detach().cpu().clone() for name, p in model.named_parameters()}
+    trainer(steps=30)(model)
+    after = dict(model.named_parameters())
+    return model, [n for n, b in before.items() if torch.equal(b, after[n].detach().cpu())]
+
+
+def _frozen_as(kind):
+    """The notebook's measurement, with the names handed over as another collection."""
+
+    def answer():
+        model, frozen = _frozen()
+        return model, kind(frozen)
+
+    return answer
+
+
 FROZEN = Corpus(
     "01.frozen",
     _frozen,
@@ -323,6 +342,12 @@ FROZEN = Corpus(
             "another learning rate",
         ),
         "trained again": (_trained_twice, "trained again"),
+    },
+    right={
+        "the comparison written out in the cell": _frozen_inline,
+        "a set of names": _frozen_as(set),
+        "a tuple of names": _frozen_as(tuple),
+        "names sorted": _frozen_as(sorted),
     },
 )
 
