@@ -31,7 +31,8 @@ register_prediction(
         tuple(case.label for case in CASES),
         exploding_case,
         "addcmul_ only. With addcmul_ broken alone, exp_avg_sq never leaves 0, so the step is "
-        "lr * m / (sqrt(0) + eps) = lr * m / 1e-8, and a working addcdiv_ delivers it: "
+        "lr * m_hat / (sqrt(0) + eps), with m_hat = m / (1 - beta1) = 10 m at step 1: "
+        "lr * m * 1e9, and a working addcdiv_ delivers it: "
         "thousands in one step, then inf and NaN. With addcdiv_ broken, alone or with "
         "addcmul_, the update is computed and dropped: frozen. Both together is the story: "
         "frozen with exp_avg_sq = 0. The second bug masked the first.",
