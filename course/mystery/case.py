@@ -34,7 +34,8 @@ from torch.optim.optimizer import register_optimizer_step_pre_hook
 from course import emps, journal
 from course.errors import CourseError, require_choice, require_seed
 from course.exercises import _INSTRUCTOR as INSTRUCTOR_STATE
-from course.exercises import NOT_ATTEMPTED, Text, Verdict, failed, is_scaffold, passed
+from course.exercises import NOT_ATTEMPTED, Text, Verdict, failed, is_scaffold, passed, solutions
+from course.exercises.registry import lesson_of
 from course.mystery import guard, hints, models
 from course.mystery.answers import NotAnAnswer, judge_fix, op_name
 from course.mystery.answers import condition as condition_named
@@ -116,11 +117,17 @@ _PROGRESS: dict[int, _Progress] = {}
 _OPENED: list[Case] = []  # the case hint() talks about: the one opened last
 
 
+def opened() -> Case | None:
+    """The case opened last in this session, if any (hint() and the checklist ask)."""
+    return _OPENED[-1] if _OPENED else None
+
+
 def hint() -> Text:
     """The next hint for the case opened last (a line that runs in any cell)."""
-    if not _OPENED:
+    case = opened()
+    if case is None:
         raise CourseError("open a case first: case = open_case(seed)")
-    return _OPENED[-1].hint()
+    return case.hint()
 
 
 HINT_LINE = "stuck? run:  from course.mystery import hint; hint()"
@@ -430,7 +437,15 @@ class Case:
     # --- for instructors -------------------------------------------------------------------
 
     def answer(self) -> Answer:
-        """The culprit, its condition, the reference repro and fix (instructors only)."""
+        """The culprit, its condition, the reference repro and fix: for instructors, in
+        instructor mode on an instructor's install (see `instructor_install`)."""
+        if not instructor_install():
+            raise CourseError(
+                "answer() needs the instructor's install: this one holds no reference notebooks "
+                "(a student release). An instructor sets COURSE_SOLUTIONS to a folder of the "
+                "reference notebooks, or reads the key that `python -m course mystery --deal N "
+                f"--key FILE` wrote. {HINT_LINE.capitalize()}: the next step of the method."
+            )
         if not INSTRUCTOR_STATE["on"]:
             raise CourseError(
                 "answer() is for instructors: call course.exercises.instructor_mode(True) or "
@@ -444,6 +459,16 @@ class Case:
 
 
 # --- judging (module functions: the Case methods above stay short) ----------------------------
+
+
+def instructor_install() -> bool:
+    """Whether this install holds notebook 10's reference (course.exercises.solutions decides
+    where: `COURSE_SOLUTIONS`, else the checkout's notebooks/). Why: instructor mode is one call
+    away for anyone, so on its own it only prevents a spoiler by accident; a student release
+    holds no reference notebook, so there the answer stays with the instructor, like every
+    exercise's solution."""
+    folder = solutions.notebook_dir()
+    return folder is not None and (folder / lesson_of(EXERCISES[0]).filename).is_file()
 
 
 def _culprit_named(seed: int) -> bool:
