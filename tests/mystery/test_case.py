@@ -448,7 +448,19 @@ def test_the_culprit_waits_for_a_passing_repro():
 def test_the_right_culprit_passes_however_it_is_spelled(spelling):
     case = _unlocked("large")
     op = case._spec.bug.op
-    assert case.check_culprit(spelling.format(op=op, name=op.rstrip("_")), "large").passed
+    named = spelling.format(op=op, name=op.rstrip("_"))
+    assert case.check_culprit(named, "large+unaligned").passed
+
+
+def test_a_pair_needs_both_halves_and_nothing_more():
+    """A case planted on two properties at once: either half alone, or a third one added, is a
+    wrong pair (and costs a try); both, in either order, pass."""
+    case = _unlocked("large")
+    op = case._spec.bug.op
+    assert case._spec.bug.trigger.kinds == ("large", "unaligned")
+    assert not case.check_culprit(op, "large").passed
+    assert not case.check_culprit(op, "unaligned").passed
+    assert case.check_culprit(op, ("unaligned", "large")).passed
 
 
 def test_a_foreach_case_may_name_the_foreach_op():
@@ -458,7 +470,7 @@ def test_a_foreach_case_may_name_the_foreach_op():
 
 def test_torchs_spelling_of_channels_last_is_accepted():
     case = _unlocked("channels-last")
-    assert case.check_culprit(case._spec.bug.op, "channels_last").passed
+    assert case.check_culprit(case._spec.bug.op, ("channels_last", "unaligned")).passed
 
 
 def test_a_wrong_pair_never_says_which_half_was_right_and_three_tries_end_it():
@@ -471,7 +483,7 @@ def test_a_wrong_pair_never_says_which_half_was_right_and_three_tries_end_it():
     for message in (right_op, right_condition):
         assert "op is right" not in message and "condition is right" not in message
     case.check_culprit(other, "transposed")
-    stopped = case.check_culprit(op, "large")  # even the right answer: guessing is over
+    stopped = case.check_culprit(op, ("large", "unaligned"))  # even the right one: guessing is over
     assert not stopped.passed and f"{TRIES} answers" in stopped.message
 
 
