@@ -68,6 +68,7 @@ class Investigation:
     """What the scripted investigation did, and what it concluded."""
 
     experiments: list[str] = field(default_factory=list)
+    suspects: list[str] = field(default_factory=list)  # in-place ops the recorded step ran
     op: str = ""
     condition: frozenset[str] = frozenset()
 
@@ -182,7 +183,7 @@ def investigate(spec: CaseSpec) -> Investigation:
     done = Investigation(["a step on the case's device", "the same step on the CPU"])
     calls = record_step(spec)
     done.experiments.append("a recorded step: the suspects")
-    suspects = list(dict.fromkeys(c.family for c in calls))
+    suspects = done.suspects = list(dict.fromkeys(c.family for c in calls))
     parameters = len(list(spec.scenario.setup("cpu")[0].parameters()))
     by_op = {f: [c for c in calls if c.family == f] for f in suspects}
     rounds = (

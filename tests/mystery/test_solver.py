@@ -1,5 +1,6 @@
 """The scripted investigation (course.mystery.solver): it solves every case it meets, by the
-course's method, and no band of cases falls to fewer experiments than its floor."""
+course's method, among at least four in-place ops the bug could hide in, and no band of cases
+falls to fewer experiments than its floor."""
 
 from __future__ import annotations
 
@@ -36,6 +37,7 @@ def test_the_method_solves_each_case_and_needs_at_least_the_bands_floor(band):
         spec = generate(seed)
         done = investigate(spec)
         assert done.solved(spec), (seed, spec.bug, done.op, done.condition)
+        assert len(done.suspects) >= 4, done.suspects  # forward and optimizer: a real choice
         assert done.count >= FLOORS[band], (seed, done.experiments)
 
 
