@@ -12,6 +12,7 @@ from __future__ import annotations
 import itertools
 import platform
 import re
+import sys
 import textwrap
 from dataclasses import dataclass
 
@@ -107,9 +108,7 @@ def version_findings(
     where = f"torch {torch_version}" + (f", macOS {macos}" if macos else "")
     findings = [Finding("versions", "torch", "ok", f"{where}, device type {device_type}")]
     if device_type == emps.torch_device().type:
-        profile = emps.current_profile()
-        severity = "fail" if profile.broken else "ok"
-        findings.append(Finding("versions", "emulated profile", severity, profile.description))
+        findings.append(_emulated_profile_finding(emps.current_profile()))
         return findings
     if device_type != "mps":
         return findings
@@ -128,6 +127,34 @@ def version_findings(
         families = ", ".join(f"{f}_" for f in sorted(bug.families))
         findings.append(Finding("versions", families, *_bug_status(bug, torch_version)))
     return findings
+
+
+def _case_profile() -> emps.Profile | None:
+    """The device profile of the mystery case opened in this session (notebook 10), if any.
+    Looked up, never imported from here, so lessons 00-09 load nothing of the mystery package."""
+    mystery = sys.modules.get("course.mystery.case")
+    case = mystery.opened() if mystery is not None else None
+    return None if case is None else case.backend.profile
+
+
+def _emulated_profile_finding(profile: emps.Profile) -> Finding:
+    """The emulated device's profile. Outside `case.use_device()` that is the session's profile
+    (the story's, by default), not the case's device: reported as a fail there, it would send a
+    learner after the story's bug instead of their case's, so the finding says which it is."""
+    case = _case_profile()
+    if case is not None and profile is case:
+        return Finding("versions", "emulated profile", "ok", f"{case.label}: {case.description}")
+    if case is not None:
+        return Finding(
+            "versions",
+            "emulated profile",
+            "warn",
+            f"this checks the session's profile ({profile.label}), not your case's device: the "
+            "case's device is used only inside `with case.use_device():`; build the model and "
+            "run the checklist there",
+        )
+    severity = "fail" if profile.broken else "ok"
+    return Finding("versions", "emulated profile", severity, profile.description)
 
 
 def _not_contiguous(

@@ -71,15 +71,32 @@ def op_name(op: object) -> str:
     return in_place
 
 
-def condition(name: object) -> str:
-    """The condition a learner named, in the course's spelling; NotAnAnswer listing them if not."""
-    found = condition_name(name)
-    if found is None:
+_JOINS = ("+", ",", "&", " and ")  # how a learner writes two conditions in one string
+
+
+def condition(answer: object) -> frozenset[str]:
+    """The condition a learner named, in the course's spelling: one, or two that must hold at
+    once (a pair written "large+unaligned", "large and unaligned" or ("large", "unaligned"));
+    NotAnAnswer listing the choices if not."""
+    names: object = answer
+    if isinstance(answer, str):
+        text = answer
+        for join in _JOINS:
+            text = text.replace(join, "+")
+        names = [part for part in text.split("+") if part.strip()] or [answer]
+    if not isinstance(names, (list, tuple, set, frozenset)) or not 1 <= len(names) <= 2:
         raise NotAnAnswer(
-            f"condition={name!r} is not one of the choices; case.conditions() lists them: "
+            f"condition={answer!r}: give one condition, or two that must hold at once, e.g. "
+            "'transposed' or ('step-sliced', 'repeat-call')"
+        )
+    found = {name: condition_name(name) for name in names}
+    unknown = [name for name, spelled in found.items() if spelled is None]
+    if unknown:
+        raise NotAnAnswer(
+            f"condition={unknown[0]!r} is not one of the choices; case.conditions() lists them: "
             f"{', '.join(CONDITIONS)}"
         )
-    return found
+    return frozenset(found.values())
 
 
 def judge_fix(report: ScenarioReport, healthy: ScenarioReport, fired: int) -> Verdict:

@@ -34,12 +34,13 @@ from torch.optim.optimizer import register_optimizer_step_pre_hook
 from course import emps, journal
 from course.errors import CourseError, require_choice, require_seed
 from course.exercises import _INSTRUCTOR as INSTRUCTOR_STATE
-from course.exercises import NOT_ATTEMPTED, Text, Verdict, failed, is_scaffold, passed
+from course.exercises import NOT_ATTEMPTED, Text, Verdict, failed, is_scaffold, passed, solutions
+from course.exercises.registry import lesson_of
 from course.mystery import guard, hints, models
 from course.mystery.answers import NotAnAnswer, judge_fix, op_name
 from course.mystery.answers import condition as condition_named
 from course.mystery.bugs import bug_free_backend, harmless_backend, planted_backend, times_fired
-from course.mystery.conditions import CONDITIONS, PATTERNS
+from course.mystery.conditions import CONDITIONS, pattern
 from course.mystery.detours import Detour, Detours
 from course.mystery.effects import EFFECTS
 from course.mystery.fixes import RECIPE, RECIPE_HABITS
@@ -116,13 +117,23 @@ _PROGRESS: dict[int, _Progress] = {}
 _OPENED: list[Case] = []  # the case hint() talks about: the one opened last
 
 
+def opened() -> Case | None:
+    """The case opened last in this session, if any (hint() and the checklist ask)."""
+    return _OPENED[-1] if _OPENED else None
+
+
 def hint() -> Text:
     """The next hint for the case opened last (a line that runs in any cell)."""
-    if not _OPENED:
+    case = opened()
+    if case is None:
         raise CourseError("open a case first: case = open_case(seed)")
-    return _OPENED[-1].hint()
+    return case.hint()
 
 
+PAIRS_NOTE = (
+    "A kernel may break only where two of these meet (a call that has both properties at once):\n"
+    "then name both, e.g. check_culprit(op, ('transposed', 'repeat-call'))."
+)
 HINT_LINE = "stuck? run:  from course.mystery import hint; hint()"
 
 
@@ -142,9 +153,9 @@ class Answer:
         return "\n".join(
             [
                 f"culprit: {bug.op} on {bug.trigger.describe(bug.op)} "
-                f"(condition {bug.trigger.kind!r})",
+                f"(condition {' + '.join(bug.trigger.kinds)!r}; band {self.spec.band!r})",
                 f"what the kernel does: {effect}",
-                f"modelled on: {PATTERNS[bug.trigger.kind]}",
+                f"modelled on: {pattern(bug.trigger)}",
                 f"where it strikes: {self.spec.design.hit} (the user's habit: "
                 f"{self.spec.site.habit})",
                 "",
@@ -212,7 +223,8 @@ class Case:
     @staticmethod
     def conditions() -> Text:
         """The conditions check_culprit accepts, each with what it means."""
-        return Text("\n".join(f"{name:<20} {text}" for name, text in CONDITIONS.items()))
+        rows = [f"{name:<20} {text}" for name, text in CONDITIONS.items()]
+        return Text("\n".join([*rows, "", PAIRS_NOTE]))
 
     def hint(self, step: int | None = None) -> Text:
         """The next step of the method (or a given step, 1-based)."""
@@ -357,8 +369,9 @@ class Case:
     def _no_step(self, optimizer: torch.optim.Optimizer, args: tuple, kwargs: dict) -> None:
         self._refuse_in_repro()
 
-    def check_culprit(self, op: str, condition: str) -> Verdict:
-        """Judge the culprit: an in-place op (see OPS) and a condition (case.conditions())."""
+    def check_culprit(self, op: str, condition: str | tuple[str, str]) -> Verdict:
+        """Judge the culprit: an in-place op (see OPS) and a condition (case.conditions()), or
+        the two conditions a call must meet at once, e.g. ("transposed", "repeat-call")."""
         if op is Ellipsis or condition is Ellipsis or op is None or condition is None:
             return failed(
                 f"{NOT_ATTEMPTED}: replace the `...` with your answer, then run the cell."
@@ -387,8 +400,8 @@ class Case:
         except NotAnAnswer as exc:
             return failed(str(exc))
         bug = self._spec.bug
-        yours = f"{name} on {chosen!r}"
-        if name == bug.op and chosen == bug.trigger.kind:
+        yours = f"{name} on {' and '.join(sorted(chosen))}"
+        if name == bug.op and chosen == bug.trigger.answer:
             progress.culprit_passed = True
             return self._recorded(EXERCISES[1], passed(f"{yours}: that is the planted bug"))
         progress.wrong_culprits += 1
@@ -397,8 +410,8 @@ class Case:
             EXERCISES[1],
             failed(
                 f"{yours} is not the planted bug ({left} {'try' if left == 1 else 'tries'} "
-                "left). Name the one op and the one condition your repro needs: change either "
-                "and it should stay quiet."
+                "left). Name the one op and the condition your repro needs (both, where it "
+                "needs two properties at once): change any of them and it should stay quiet."
             ),
         )
 
@@ -430,7 +443,15 @@ class Case:
     # --- for instructors -------------------------------------------------------------------
 
     def answer(self) -> Answer:
-        """The culprit, its condition, the reference repro and fix (instructors only)."""
+        """The culprit, its condition, the reference repro and fix: for instructors, in
+        instructor mode on an instructor's install (see `instructor_install`)."""
+        if not instructor_install():
+            raise CourseError(
+                "answer() needs the instructor's install: this one holds no reference notebooks "
+                "(a student release). An instructor sets COURSE_SOLUTIONS to a folder of the "
+                "reference notebooks, or reads the key that `python -m course mystery --deal N "
+                f"--key FILE` wrote. {HINT_LINE.capitalize()}: the next step of the method."
+            )
         if not INSTRUCTOR_STATE["on"]:
             raise CourseError(
                 "answer() is for instructors: call course.exercises.instructor_mode(True) or "
@@ -444,6 +465,16 @@ class Case:
 
 
 # --- judging (module functions: the Case methods above stay short) ----------------------------
+
+
+def instructor_install() -> bool:
+    """Whether this install holds notebook 10's reference (course.exercises.solutions decides
+    where: `COURSE_SOLUTIONS`, else the checkout's notebooks/). Why: instructor mode is one call
+    away for anyone, so on its own it only prevents a spoiler by accident; a student release
+    holds no reference notebook, so there the answer stays with the instructor, like every
+    exercise's solution."""
+    folder = solutions.notebook_dir()
+    return folder is not None and (folder / lesson_of(EXERCISES[0]).filename).is_file()
 
 
 def _culprit_named(seed: int) -> bool:

@@ -8,6 +8,15 @@ pattern, a predicate on one kernel call (`course.emps.KernelCall`) plus what the
 before (`Memory`). `CONDITIONS` is the list `check_culprit` accepts; `PATTERNS` says, for the
 answer, which real kernel habit each one is modelled on.
 
+Note [Two properties at once]
+    Real kernels often break only where two paths meet: a strided output *and* a row length that
+    sends the vectorised loop to its tail, a large output *and* a ragged last dimension. A
+    `Trigger` may pair its condition with a companion (`also`, one of `COMPANIONS`); the call must
+    meet both, and check_culprit wants both named. The generator pairs exactly the conditions the
+    auditor's default sweep meets on its own (its layouts, dtypes and sizes, whose shapes all
+    have a last dimension that is a multiple of 4: course.audit.args.SHAPES, knobs.LARGE), so
+    that sweep never meets a case's condition (tests/mystery/test_generate.py audits a deal).
+
 Note [Conditions are the learner's vocabulary]
     Layout conditions use the names and tests of course.layout.named (one vocabulary for the
     course; tests/mystery/test_conditions.py checks the names), and
@@ -50,6 +59,8 @@ CONDITIONS: dict[str, str] = {
     "foreach": "a call made by a torch._foreach_* op (the optimizers' foreach=True path)",
     "any-non-contiguous": "any output that is not contiguous",
 }
+# Conditions planted as the second of a pair (Note [Two properties at once]).
+COMPANIONS = ("unaligned",)
 # The story's condition: offered because it is the obvious guess; no case plants it.
 DECOY_ONLY = ("any-non-contiguous",)
 # short forms a learner types for a condition: each names exactly one
@@ -93,6 +104,16 @@ PATTERNS: dict[str, str] = {
     "foreach": "a multi-tensor kernel with a fixed-size argument table that never launches a "
     "second time for the tensors that did not fit",
 }
+
+
+def pattern(trigger: Trigger) -> str:
+    """The real kernel habit a trigger is modelled on (a pair: where two paths meet)."""
+    if not trigger.also:
+        return PATTERNS[trigger.kind]
+    return (
+        f"{PATTERNS[trigger.kind]}; here only on the path for rows whose length is not a "
+        "multiple of 4 (a vectorised kernel's tail), so a sweep of common shapes misses it"
+    )
 
 
 def condition_name(name: object) -> str | None:
@@ -164,32 +185,60 @@ def numbers(call: KernelCall) -> list[float]:
 
 @dataclass(frozen=True)
 class Trigger:
-    """One planted condition: a kind from CONDITIONS and its bound (a size, a slot count)."""
+    """One planted condition: a kind from CONDITIONS and its bound (a size, a slot count), and
+    optionally a second kind that must hold at the same time (`also`, see Note [Two properties
+    at once])."""
 
     kind: str
     bound: int = 0  # large: elements; long-dim: a dimension's length; foreach: table slots
+    also: str = ""  # a second condition the call must meet too ("" for none)
 
     def __post_init__(self) -> None:
-        if self.kind not in CONDITIONS or self.kind in DECOY_ONLY:
-            raise CourseError(f"no planted condition {self.kind!r}")
+        for kind in self.kinds:
+            if kind not in CONDITIONS or kind in DECOY_ONLY:
+                raise CourseError(f"no planted condition {kind!r}")
+        if self.also == self.kind or {self.kind, self.also} <= set(LAYOUT_KINDS):
+            raise CourseError(f"{self.kind!r} cannot be paired with {self.also!r}")
         if self.kind in ("large", "long-dim", "foreach") and self.bound < 1:
             raise CourseError(f"condition {self.kind!r} needs a positive bound")
 
+    @property
+    def kinds(self) -> tuple[str, ...]:
+        """The conditions a call must meet: one, or two at once."""
+        return (self.kind, self.also) if self.also else (self.kind,)
+
+    @property
+    def answer(self) -> frozenset[str]:
+        """What check_culprit must be told: the condition, or both of a pair."""
+        return frozenset(self.kinds)
+
     def holds(self, call: KernelCall, memory: Memory) -> bool:
-        """Whether this call meets the condition (repeat-call and foreach also update memory)."""
+        """Whether this call meets the condition (repeat-call and foreach also update memory,
+        so the second condition is tested first: only the calls it lets through are counted)."""
+        if self.also and not _TESTS[self.also](self, call, memory):
+            return False
         return _TESTS[self.kind](self, call, memory)
 
     def describe(self, op: str | None = None) -> str:
-        """The condition with its bound, for the answer; with `op`, its example uses that op."""
-        if self.kind == "large":
+        """The condition with its bound (and the second one), for the answer; with `op`, its
+        examples use that op."""
+        first = self._describe_one(self.kind, op)
+        if not self.also:
+            return first
+        return f"{first}, and at the same time {self._describe_one(self.also, op)}"
+
+    def _describe_one(self, kind: str, op: str | None) -> str:
+        if kind != self.kind:  # a companion: no bound, no op-specific example
+            return CONDITIONS[kind]
+        if kind == "large":
             return f"outputs of more than {self.bound} elements"
-        if self.kind == "long-dim":
+        if kind == "long-dim":
             return f"outputs with a dimension longer than {self.bound}"
-        if self.kind == "foreach":
+        if kind == "foreach":
             return f"foreach calls, from the {ordinal(self.bound + 1)} tensor of the list on"
-        text = CONDITIONS[self.kind]
-        example = _EXAMPLES.get(self.kind, {}).get(op or "")
-        if op is None or self.kind not in _EXAMPLES:
+        text = CONDITIONS[kind]
+        example = _EXAMPLES.get(kind, {}).get(op or "")
+        if op is None or kind not in _EXAMPLES:
             return text
         general = text.split(", e.g.")[0]
         return f"{general}, e.g. {example}" if example else general

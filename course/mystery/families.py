@@ -207,9 +207,10 @@ class _Draft:
     bounds: dict[str, int]  # the bound each size condition needs in this draft
 
 
-def design(rng: random.Random, site: Site, kind: str, op: str) -> Design:
-    """Draw a whole design for a site and condition kind (sizes chosen so the condition holds)."""
-    draft = _DRAFTERS[site.family](rng, site, kind, op)
+def design(rng: random.Random, site: Site, kind: str, op: str, also: str = "") -> Design:
+    """Draw a whole design for a site and condition kind, and the second condition a pair
+    needs (sizes chosen so that both hold where the habit strikes)."""
+    draft = _DRAFTERS[site.family](rng, site, kind, op, _ragged(site, kind, also))
     name = rng.choice(sorted(draft.weights))
     target, lines = _path(name), ()
     if site.habit in ("import", "even-inputs"):
@@ -249,18 +250,24 @@ def design(rng: random.Random, site: Site, kind: str, op: str) -> Design:
     )
 
 
+def _ragged(site: Site, kind: str, also: str) -> bool:
+    """Whether the design needs last dimensions that are not a multiple of 4 where it strikes."""
+    return "unaligned" in (kind, also) or site.habit == "odd-sizes"
+
+
 # --- the four families ----------------------------------------------------------------------
 
 
-def _mlp(rng: random.Random, site: Site, kind: str, op: str) -> _Draft:
+def _mlp(rng: random.Random, site: Site, kind: str, op: str, ragged: bool) -> _Draft:
     n = rng.choice((256, 320, 384))
     features, classes = rng.randint(8, 20), rng.randint(3, 6)
     widths = [rng.choice((16, 20, 24, 28, 32, 40)) for _ in range(rng.choice((2, 3)))]
-    if site.habit == "wide":  # one weight far above 2048 elements, every other one below
-        widths[-2:] = [rng.choice((40, 48)), rng.choice((64, 80, 96))]
-    if site.habit == "odd-sizes":
+    if ragged:  # every layer's inputs and outputs: no multiple of 4
         features, classes = rng.choice((9, 11, 13, 15)), rng.choice((3, 5))
         widths = [rng.choice((18, 22, 26, 30)) for _ in widths]
+    if site.habit == "wide":  # one weight far above 2048 elements, every other one below
+        inputs = (42, 46) if ragged else (40, 48)
+        widths[-2:] = [rng.choice(inputs), rng.choice((64, 80, 96))]
     sizes = (features, *widths, classes)
     unused = rng.randint(2, 4) if site.habit == "eps" else 0
     recipe = _recipe(rng, op, site.habit, 0.004, 0.02)
@@ -287,10 +294,10 @@ def _mlp(rng: random.Random, site: Site, kind: str, op: str) -> _Draft:
     )
 
 
-def _cnn(rng: random.Random, site: Site, kind: str, op: str) -> _Draft:
+def _cnn(rng: random.Random, site: Site, kind: str, op: str, ragged: bool) -> _Draft:
     n = rng.choice((128, 160))
-    size = rng.choice((10, 14)) if kind == "unaligned" else rng.choice((8, 12))
-    channels = (rng.choice((4, 6, 8)), rng.choice((4, 6, 8)))
+    size = rng.choice((10, 14)) if ragged else rng.choice((8, 12))
+    channels = (rng.choice((4, 6, 8)), 6 if ragged else rng.choice((4, 6, 8)))
     recipe = _recipe(rng, op, site.habit, 0.01, 0.03)
     steps = rng.randint(16, 24)
     options: dict = {"channels": channels, "size": size}
@@ -318,12 +325,12 @@ def _cnn(rng: random.Random, site: Site, kind: str, op: str) -> _Draft:
     )
 
 
-def _attention(rng: random.Random, site: Site, kind: str, op: str) -> _Draft:
+def _attention(rng: random.Random, site: Site, kind: str, op: str, ragged: bool) -> _Draft:
     n = rng.choice((256, 320))
     heads = rng.choice((2, 4))
     width, tokens = heads * rng.choice((2, 3, 4)), rng.randint(5, 8)
-    if site.habit == "odd-sizes":
-        heads, width = 2, rng.choice((6, 10))
+    if ragged:  # weights, head widths and score rows: no multiple of 4
+        heads, width, tokens = 2, rng.choice((6, 10)), rng.choice((5, 6, 7))
     recipe = _recipe(rng, op, site.habit, 0.01, 0.03)
     steps = rng.randint(24, 40)
     options: dict = {"width": width, "heads": heads, "tokens": tokens}
@@ -347,13 +354,11 @@ def _attention(rng: random.Random, site: Site, kind: str, op: str) -> _Draft:
     )
 
 
-def _bag_of_words(rng: random.Random, site: Site, kind: str, op: str) -> _Draft:
+def _bag_of_words(rng: random.Random, site: Site, kind: str, op: str, ragged: bool) -> _Draft:
     n = rng.choice((256, 320, 384))
-    vocab, dim = rng.randint(24, 48), rng.choice((8, 12, 16))
+    vocab, dim = rng.randint(24, 48), rng.choice((10, 14, 18) if ragged else (8, 12, 16))
     if site.habit == "vocab":  # a vocabulary longer than any other dimension, far larger
-        vocab, dim = rng.randint(72, 96), 32
-    if site.habit == "odd-sizes":
-        dim = rng.choice((10, 14, 18))
+        vocab, dim = rng.randint(72, 96), rng.choice((30, 34)) if ragged else 32
     unused = rng.randint(4, 10)
     recipe = _recipe(rng, op, site.habit, 0.01, 0.05)
     steps = rng.randint(20, 35)

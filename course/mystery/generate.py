@@ -9,12 +9,15 @@ under other conditions, so a repro that does not isolate the condition fails), t
 reference repro and the reference fix (as source).
 
 Note [Most cases need a hypothesis]
-    The auditor's default sweep covers the named layouts and every dtype, so it finds a planted
-    bug on a layout or on bfloat16 at once (and sometimes a stale cache). Those kinds are drawn
-    rarely (`VISIBLE_KINDS`, about one case in five); the others (sizes, operands, scalars, the
-    foreach path) need the learner to form a hypothesis from the symptom and test it, with the
-    auditor's knobs (shape=, scalars=, inputs=) or an experiment of their own.
-    tests/mystery/test_generate.py audits a sample of 40 cases.
+    The auditor's default sweep covers the named layouts and every dtype, and a 71,680-element
+    output with 448 columns, so it meets a layout, bfloat16, a size or a long dimension at once
+    (and sometimes a stale cache). Those kinds (`VISIBLE_KINDS`) are always planted paired with
+    a companion no default shape has (`conditions.COMPANIONS`: a last dimension that is not a
+    multiple of 4), see Note [Two properties at once]; the others (operands, scalars, the
+    foreach path, the unaligned path alone) need a knob (shape=, scalars=, inputs=) or an
+    experiment of one's own. Either way the learner forms a hypothesis from the symptom and
+    tests it. `band` tags each case by what it takes; tests/mystery/test_generate.py audits a
+    deal, and tests/mystery/test_solver.py measures the bands with a scripted investigation.
 """
 
 from __future__ import annotations
@@ -29,16 +32,25 @@ from torch import nn
 from course import emps
 from course.layout.named import laid_out
 from course.mystery.bugs import PlantedBug
-from course.mystery.conditions import LAYOUT_KINDS, Trigger
+from course.mystery.conditions import COMPANIONS, LAYOUT_KINDS, Trigger
 from course.mystery.effects import ALLOWED
 from course.mystery.families import WEAK, Design, Site, design, sites_for
 from course.mystery.fixes import reference_fix
 from course.mystery.repros import reference_repro
 from course.mystery.scenarios import Scenario, compiled
 
-# What the auditor's default sweep can see: its layouts and dtypes, and a stale cache (its
-# layouts call an op many times with one shape, some with other inputs)
-VISIBLE_KINDS = (*LAYOUT_KINDS, "bfloat16", "repeat-call")
+# What the auditor's default sweep meets alone: its layouts and dtypes, its large output (past
+# every size bound and long dimension here), and a stale cache (its layouts call an op many
+# times with one shape, some with other inputs). Planted only paired with COMPANION.
+VISIBLE_KINDS = (*LAYOUT_KINDS, "bfloat16", "large", "long-dim", "repeat-call")
+COMPANION = COMPANIONS[0]
+# What a case takes, by its condition (see `band`): one audit with the right knob, an
+# experiment of one's own (no knob reaches the foreach path), or two properties varied apart.
+BANDS = {
+    "knob": ("unaligned", "broadcast-input", "aliased-input", "negative-scalar", "tiny-scalar"),
+    "experiment": ("foreach",),
+    "pair": VISIBLE_KINDS,
+}
 KIND_WEIGHTS = {
     "transposed": 4,
     "storage-offset": 2,
@@ -106,13 +118,21 @@ class CaseSpec:
     def siblings(self) -> tuple[PlantedBug, ...]:
         """The same op broken under each of some other conditions instead.
 
-        Why these: the neighbouring layout; every other condition the user's habit could
-        create at this site (the confounds a repro that copies the model's call meets, e.g. a
-        causal mask both broadcast and negative); and a dtype and two sizes, so a repro that
-        sweeps conditions for the op fails wherever the sweep reaches."""
-        kind = self.bug.trigger.kind
-        kinds = [SIBLING.get(kind, "transposed"), *self.site.kinds, "bfloat16", *SIBLING_BOUNDS]
-        unique = [k for i, k in enumerate(kinds) if k != kind and k not in kinds[:i]]
+        Why these: the neighbouring layout and every other one (a repro that gives the output
+        a layout besides a property of its own is not minimal); every other condition the
+        user's habit could create at this site (the confounds a repro that copies the model's
+        call meets, e.g. a causal mask both broadcast and negative); and a dtype and two
+        sizes, so a repro that sweeps conditions for the op fails wherever the sweep reaches."""
+        trigger = self.bug.trigger
+        kind = trigger.kind
+        kinds = [
+            SIBLING.get(kind, "transposed"),
+            *self.site.kinds,
+            *LAYOUT_KINDS,
+            "bfloat16",
+            *SIBLING_BOUNDS,
+        ]
+        unique = [k for i, k in enumerate(kinds) if k not in trigger.kinds and k not in kinds[:i]]
         return tuple(
             PlantedBug(self.bug.families, Trigger(k, SIBLING_BOUNDS.get(k, 0)), ALLOWED[k][0])
             for k in unique
@@ -134,6 +154,16 @@ class CaseSpec:
         design = self.design
         return (design.family, design.habit, design.hit, bug.op, bug.trigger.kind, bug.effect)
 
+    @property
+    def band(self) -> str:
+        """What the case takes (a key of BANDS): one knob, an experiment, or a pair."""
+        return band(self.bug.trigger.kind)
+
+
+def band(kind: str) -> str:
+    """The band of a case whose condition is of this kind."""
+    return next(name for name, kinds in BANDS.items() if kind in kinds)
+
 
 def _weighted(rng: random.Random, weights: dict[str, int]) -> str:
     return rng.choices(list(weights), weights=list(weights.values()))[0]
@@ -154,8 +184,9 @@ def generate(seed: int, attempt: int = 0) -> CaseSpec:
     }
     op = rng.choice([op for op in site.ops if effects[op]])
     effect = rng.choice(effects[op])
-    drawn = design(rng, site, kind, op)
-    trigger = Trigger(kind, drawn.bound)
+    also = COMPANION if kind in VISIBLE_KINDS else ""
+    drawn = design(rng, site, kind, op, also)
+    trigger = Trigger(kind, drawn.bound, also)
     scenario = Scenario(drawn, rng.randrange(1 << 31))
     bug = PlantedBug((op,), trigger, effect)
     return CaseSpec(seed, scenario, site, bug, reference_repro(op, trigger), reference_fix(drawn))

@@ -26,7 +26,9 @@ STEPS: tuple[str, ...] = (
     "case.conditions() lists what a kernel can trip over: layouts, sizes, operands, scalars, "
     "repeated calls, the foreach path. The auditor sweeps layouts and dtypes by default "
     "(audit(backend=case.backend)); its knobs shape=, scalars= and inputs= (notebook 08) test "
-    "other hypotheses, and an experiment of your own tests anything.",
+    "other hypotheses, and an experiment of your own tests anything. If no single property "
+    "shows the bug, try two that one call had at once: some kernels break only where two "
+    "paths meet.",
     "Write the repro as that one experiment: a function that returns True when the op's result on "
     "case.device differs from the CPU's. case.check_repro(repro) runs it on other devices too "
     "(no bug; other ops broken the same way; the same op broken another way), and it must stay "

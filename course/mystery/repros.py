@@ -34,6 +34,7 @@ _CALLS: dict[str, tuple[dict[str, str], str]] = {
     "masked_fill": ({"mask": "torch.rand(SHAPE) < 0.5"}, "out.masked_fill_({mask}, 0.0)"),
     "clamp": ({}, "out.clamp_(0.5, 2.5)"),
 }
+FAMILIES = tuple(_CALLS)  # the ops a reference repro (and a scripted experiment) can call
 # calls that need something else under some conditions
 _SPECIAL: dict[tuple[str, str], tuple[dict[str, str], str]] = {
     ("add", "broadcast-input"): ({"bias": "torch.randn(COLS)"}, "out.add_({bias})"),
@@ -53,18 +54,25 @@ _SPECIAL: dict[tuple[str, str], tuple[dict[str, str], str]] = {
     ("clamp", "negative-scalar"): ({}, "out.clamp_(-1.0, 1.0)"),
     ("add", "tiny-scalar"): ({}, "out.add_(1e-08)"),
 }
-_SHAPES = {"permuted": (3, 4, 5), "channels-last": (2, 3, 4, 5)}
+# 3-D and 4-D outputs: every last dimension a multiple of 4, unless the trigger pairs "unaligned"
+_SHAPES = {"permuted": (3, 4, 8), "channels-last": (2, 3, 4, 8)}
+_RAGGED_SHAPES = {"permuted": (3, 4, 5), "channels-last": (2, 3, 4, 5)}
 _FOREACH_SCALARS = {"mul": "0.5"}  # foreach ops whose only extra argument is a number
 
 
 def _shape(trigger: Trigger) -> tuple[int, ...]:
+    """An output shape that meets the trigger's conditions (both of a pair) and nothing else
+    unusual: a last dimension of 62, 30 or 6 where "unaligned" is one of them."""
+    ragged = "unaligned" in trigger.kinds
     if trigger.kind == "large":
-        return (trigger.bound // 64 + 16, 64)
+        columns = 62 if ragged else 64
+        return (trigger.bound // columns + 16, columns)
     if trigger.kind == "long-dim":
-        return (trigger.bound + 16, 8)
-    if trigger.kind == "unaligned":
-        return (6, 30)
-    return _SHAPES.get(trigger.kind, (6, 8))
+        return (trigger.bound + 16, 6 if ragged else 8)
+    layout = next((kind for kind in trigger.kinds if kind in _SHAPES), "")
+    if ragged:
+        return _RAGGED_SHAPES.get(layout, (6, 30))
+    return _SHAPES.get(layout, (6, 8))
 
 
 def _call(family: str, kind: str) -> tuple[dict[str, str], str]:
@@ -76,7 +84,7 @@ def _values(family: str, trigger: Trigger, shape: tuple[int, ...]) -> str:
     if trigger.kind == "tiny-scalar":
         return f"torch.zeros{shape}"  # where an epsilon matters: exactly zero
     text = f"torch.randn{shape}" if family in ("relu", "clamp") else f"torch.randn{shape} + 2"
-    return f"({text}).to(torch.bfloat16)" if trigger.kind == "bfloat16" else text
+    return f"({text}).to(torch.bfloat16)" if "bfloat16" in trigger.kinds else text
 
 
 def _inputs(inputs: dict[str, str], shape: tuple[int, ...], bf16: bool) -> list[str]:
@@ -97,15 +105,15 @@ def reference_repro(family: str, trigger: Trigger) -> str:
     inputs, call = _call(family, trigger.kind)
     on_cpu = call.format(**{name: name for name in inputs})
     on_device = call.format(**{name: f"d_{name}" for name in inputs})
-    layout = trigger.kind if trigger.kind in LAYOUT_KINDS else "contiguous"
+    layout = next((kind for kind in trigger.kinds if kind in LAYOUT_KINDS), "contiguous")
     body = [
         f"values = {_values(family, trigger, shape)}",
-        *_inputs(inputs, shape, trigger.kind == "bfloat16"),
+        *_inputs(inputs, shape, "bfloat16" in trigger.kinds),
         f'expected = laid_out(values, "{layout}")  # the CPU: the working sibling',
         on_cpu.replace("out.", "expected.", 1),
         *(f"d_{name} = {name}.to(DEVICE)" for name in inputs),
     ]
-    if trigger.kind == "repeat-call":  # a first call of the same shape fills the kernel's cache
+    if "repeat-call" in trigger.kinds:  # a first call of the same shape fills the kernel's cache
         body += [
             "first = (torch.randn_like(values) + 2).to(DEVICE)",
             on_device.replace("out.", "first.", 1),
@@ -128,8 +136,8 @@ def _foreach_repro(family: str, trigger: Trigger) -> str:
     if family in _FOREACH_SCALARS:
         arguments = _FOREACH_SCALARS[family]
     else:
-        scalar = call.rpartition(", ")[2].rstrip(")")
-        arguments = ", ".join([*(f"[t.to(DEVICE) for t in {name}s]" for name in inputs), scalar])
+        scalar = [call.rpartition(", ")[2].rstrip(")")] if ", " in call else []
+        arguments = ", ".join([*(f"[t.to(DEVICE) for t in {name}s]" for name in inputs), *scalar])
     per_tensor = call.replace("out.", "o.", 1).format(**{name: f"{name}s[i]" for name in inputs})
     body = [
         f"values = [torch.randn(4, {8}) + 2 for _ in range({count})]",

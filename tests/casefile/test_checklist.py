@@ -19,6 +19,14 @@ from course.casefile.checklist import (
     version_tuple,
 )
 from course.errors import CourseError
+from course.mystery import case as case_module
+from tests.mystery.runs import spec_for, untrained_case
+
+
+@pytest.fixture(autouse=True)
+def no_case_opened(monkeypatch):
+    """No mystery case open in this session, as in notebooks 00-09 (other tests open some)."""
+    monkeypatch.setattr(case_module, "_OPENED", [])
 
 
 @pytest.fixture(scope="module")
@@ -135,3 +143,21 @@ def test_report_lines_wrap_at_spaces_only():
     lines = report(long, width=60).splitlines()
     assert len(lines) > 1 and all(len(line) <= 60 for line in lines)
     assert all(word == "non-contiguous" for line in lines[1:] for word in line.split())
+
+
+def test_with_a_case_open_the_checklist_tells_its_device_from_the_sessions_profile():
+    """Outside `case.use_device()` the emulated device runs the session's (story's) profile: a
+    fail there would be a false lead for the case, so it says which profile it checked."""
+    case = untrained_case(spec_for("large"))
+    model = nn.Linear(3, 2).to(emps.DEVICE)
+    with emps.use_profile("2.2.1-macos14"):
+        outside = {f.target: f for f in checklist(model)}["emulated profile"]
+    assert outside.severity == "warn"
+    assert "session's profile" in outside.message and "case.use_device()" in outside.message
+    with case.use_device():
+        inside = {f.target: f for f in checklist(model)}["emulated profile"]
+    assert inside.severity == "ok" and "your case's device" in inside.message
+    case_module._OPENED.clear()  # the case closed: the story's profile is the problem again
+    with emps.use_profile("2.2.1-macos14"):
+        story = {f.target: f for f in checklist(model)}["emulated profile"]
+    assert story.severity == "fail"

@@ -60,9 +60,30 @@ def test_every_suspect_is_an_op_the_auditor_accepts():
 
 
 def test_conditions_are_read_as_typed_and_refused_with_the_list():
-    assert condition("channels_last") == "channels-last"
+    assert condition("channels_last") == {"channels-last"}
     with pytest.raises(NotAnAnswer, match="case.conditions\\(\\) lists them: transposed"):
         condition("diagonal")
+
+
+@pytest.mark.parametrize(
+    "typed",
+    [
+        "large+unaligned",
+        "unaligned + large",
+        "large and unaligned",
+        "large, unaligned",
+        ("large", "unaligned"),
+        ["unaligned", "large"],
+    ],
+)
+def test_two_conditions_at_once_are_read_however_they_are_joined(typed):
+    assert condition(typed) == {"large", "unaligned"}
+
+
+@pytest.mark.parametrize("typed", [("large", "unaligned", "bf16"), (), 3, "large+diagonal"])
+def test_more_than_two_conditions_or_an_unknown_half_are_refused(typed):
+    with pytest.raises(NotAnAnswer):
+        condition(typed)
 
 
 def _report(losses, metric, moved):

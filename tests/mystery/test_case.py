@@ -3,11 +3,15 @@ model (never torch or the device), and a culprit that is found, not guessed."""
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
+
 import pytest
 import torch
 
 import course.mystery.case as case_module
-from course import emps, journal
+from course import catalog, emps, journal
 from course.errors import CourseError
 from course.exercises import instructor_mode
 from course.mystery import CONDITIONS, guard, hint, models, open_case
@@ -444,7 +448,19 @@ def test_the_culprit_waits_for_a_passing_repro():
 def test_the_right_culprit_passes_however_it_is_spelled(spelling):
     case = _unlocked("large")
     op = case._spec.bug.op
-    assert case.check_culprit(spelling.format(op=op, name=op.rstrip("_")), "large").passed
+    named = spelling.format(op=op, name=op.rstrip("_"))
+    assert case.check_culprit(named, "large+unaligned").passed
+
+
+def test_a_pair_needs_both_halves_and_nothing_more():
+    """A case planted on two properties at once: either half alone, or a third one added, is a
+    wrong pair (and costs a try); both, in either order, pass."""
+    case = _unlocked("large")
+    op = case._spec.bug.op
+    assert case._spec.bug.trigger.kinds == ("large", "unaligned")
+    assert not case.check_culprit(op, "large").passed
+    assert not case.check_culprit(op, "unaligned").passed
+    assert case.check_culprit(op, ("unaligned", "large")).passed
 
 
 def test_a_foreach_case_may_name_the_foreach_op():
@@ -454,7 +470,7 @@ def test_a_foreach_case_may_name_the_foreach_op():
 
 def test_torchs_spelling_of_channels_last_is_accepted():
     case = _unlocked("channels-last")
-    assert case.check_culprit(case._spec.bug.op, "channels_last").passed
+    assert case.check_culprit(case._spec.bug.op, ("channels_last", "unaligned")).passed
 
 
 def test_a_wrong_pair_never_says_which_half_was_right_and_three_tries_end_it():
@@ -467,7 +483,7 @@ def test_a_wrong_pair_never_says_which_half_was_right_and_three_tries_end_it():
     for message in (right_op, right_condition):
         assert "op is right" not in message and "condition is right" not in message
     case.check_culprit(other, "transposed")
-    stopped = case.check_culprit(op, "large")  # even the right answer: guessing is over
+    stopped = case.check_culprit(op, ("large", "unaligned"))  # even the right one: guessing is over
     assert not stopped.passed and f"{TRIES} answers" in stopped.message
 
 
@@ -568,3 +584,48 @@ def test_hints_come_in_steps_and_the_answer_is_for_instructors(cases):
     finally:
         instructor_mode(False)
     assert "def repro() -> bool:" in text and "def patch(model):" in text and "modelled on" in text
+
+
+def test_the_answer_needs_the_instructors_install_as_well_as_instructor_mode(monkeypatch, tmp_path):
+    """Instructor mode is one call away for anyone: without the reference notebooks (a student
+    release) the answer is refused in it too; COURSE_SOLUTIONS pointed at them opens it."""
+    case = untrained_case(spec_for("large"))
+    references = catalog.NOTEBOOK_DIR
+    monkeypatch.setattr(catalog, "NOTEBOOK_DIR", tmp_path / "no-notebooks")
+    monkeypatch.delenv("COURSE_SOLUTIONS", raising=False)
+    instructor_mode(True)
+    try:
+        with pytest.raises(CourseError, match="instructor's install") as refused:
+            case.answer()
+        assert "COURSE_SOLUTIONS" in str(refused.value) and "--key" in str(refused.value)
+        monkeypatch.setenv("COURSE_SOLUTIONS", str(tmp_path))  # a folder without notebook 10
+        with pytest.raises(CourseError, match="instructor's install"):
+            case.answer()
+        monkeypatch.setenv("COURSE_SOLUTIONS", str(references))
+        assert "reference repro:" in str(case.answer())
+    finally:
+        instructor_mode(False)
+
+
+def test_in_a_student_release_the_answer_is_refused_even_in_instructor_mode(tmp_path):
+    """The real release tree (`make release`), in a fresh process with COURSE_INSTRUCTOR=1."""
+    from tests.test_learner_copies import release
+
+    top = release()
+    code = (
+        "from course.errors import CourseError\n"
+        "from course.mystery.case import Case, Measured\n"
+        "from course.mystery.generate import generate\n"
+        "case = Case(Measured(generate(19), None, None, ()))\n"
+        "try:\n"
+        "    print(case.answer())\n"
+        "except CourseError as exc:\n"
+        "    print('refused:', exc)\n"
+    )
+    env = {key: value for key, value in os.environ.items() if key != "COURSE_SOLUTIONS"}
+    env |= {"PYTHONPATH": str(top), "COURSE_INSTRUCTOR": "1", journal.ENV_DIR: str(tmp_path)}
+    done = subprocess.run(
+        [sys.executable, "-c", code], cwd=top, env=env, capture_output=True, text=True, timeout=300
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith("refused:") and "instructor's install" in done.stdout

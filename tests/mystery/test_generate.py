@@ -1,16 +1,17 @@
-"""Cases from seeds: hundreds of distinct cases, unrelated neighbours, and few the auditor's default
-sweep closes on its own."""
+"""Cases from seeds: hundreds of distinct cases, unrelated neighbours, and none the auditor's
+default sweep closes on its own."""
 
 from __future__ import annotations
 
 import random
 
-import pytest
-
+from course.audit.args import SHAPES
 from course.audit.core import audit
+from course.audit.knobs import LARGE
 from course.audit.report import flagged_ops
 from course.mystery.bugs import planted_backend
-from course.mystery.generate import KIND_WEIGHTS, VISIBLE_KINDS, generate
+from course.mystery.cli import SEED_SPACE, deal
+from course.mystery.generate import BANDS, COMPANION, VISIBLE_KINDS, band, generate
 from tests.mystery.runs import PLANTED_KINDS
 
 
@@ -34,26 +35,34 @@ def test_two_seeds_almost_never_give_the_same_brief_or_numbers():
     assert len({generate(seed).scenario.seed for seed in range(400)}) == 400
 
 
-def test_the_auditor_can_see_only_a_few_conditions_and_they_are_drawn_rarely():
-    visible = sum(KIND_WEIGHTS[kind] for kind in VISIBLE_KINDS)
-    assert visible / sum(KIND_WEIGHTS.values()) < 0.2
+def test_every_condition_the_default_sweep_meets_alone_is_planted_paired():
+    """The kinds the default sweep meets alone come only paired with a companion that none of
+    its shapes has (every last dimension a multiple of 4), and each case carries its band."""
+    assert all(shape[-1] % 4 == 0 for shape in (*SHAPES.values(), LARGE))
+    for seed in range(600):
+        spec = generate(seed)
+        trigger = spec.bug.trigger
+        assert (trigger.also == COMPANION) == (trigger.kind in VISIBLE_KINDS), spec.bug
+        assert spec.band == ("pair" if trigger.also else band(trigger.kind))
+    assert set(BANDS) == {"knob", "experiment", "pair"}
+    assert set(PLANTED_KINDS) == {kind for kinds in BANDS.values() for kind in kinds}
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="issue 36 open: the default audit's size sweep (issue 37: 71,680 elements) reaches "
-    "the cases' size bounds (2,048-4,096) and long dims, so it names 16 of 40 culprits; the "
-    "generated cases must move their conditions past one default audit",
-)
-def test_the_default_audit_names_the_culprit_in_at_most_a_quarter_of_40_cases():
-    """The default sweep (every layout and dtype) on each case's device, restricted to the
-    culprit op: the other ops run the working kernel, so a full sweep flags nothing more."""
-    seeds = random.Random(25).sample(range(1_000_000), 40)
+# Cases one default audit of the culprit op can run in about 30 seconds on two quiet cores.
+DEALT = 10
+
+
+def test_one_default_audit_names_the_culprit_of_no_dealt_case():
+    """The default sweep (every layout and dtype, and its large output) on each dealt case's
+    device, restricted to the culprit op: the other ops run the working kernel, so a full sweep
+    flags nothing more. A deal is what a room gets: random seeds, no shared (op, condition)."""
+    draws = random.Random(25)
+    seeds = deal(DEALT, draw=lambda: draws.randrange(SEED_SPACE))
     named = []
     for seed in seeds:
         bug = generate(seed).bug
         results = audit(backend=planted_backend(bug), ops=[bug.op])
         if f"aten::{bug.op}" in flagged_ops(results):
-            named.append(bug.trigger.kind)
-    assert len(named) <= 10, named
-    assert set(named) <= set(VISIBLE_KINDS), named
+            named.append((seed, bug.op, bug.trigger.kinds))
+    assert named == []
+    assert len({generate(seed).band for seed in seeds}) >= 2  # the deal mixes the bands

@@ -50,7 +50,8 @@ def test_constant_answers_fail(cases, kind):
 
 
 def _mul_transposed():
-    values = torch.randn(6, 8) + 2
+    """mul_ on the transposed case's own condition: a transposed output of 30 columns."""
+    values = torch.randn(6, 30) + 2
     out = laid_out(values, "transposed", DEVICE)
     out.mul_(0.5)
     return not torch.equal(out.cpu(), laid_out(values, "transposed") * 0.5)
