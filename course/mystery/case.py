@@ -207,7 +207,14 @@ class Case:
             '(and case.run_scenario(device="cpu")).',
         ]
         wrapped = "\n\n".join(textwrap.fill(text, 96) for text in paragraphs)
-        return Text(f"{self.title}   (seed {self.seed})\n\n{wrapped}")
+        return Text(f"{self.title}   ({self._drawn})\n\n{wrapped}")
+
+    @property
+    def _drawn(self) -> str:
+        """'seed N', and which draw when the first one showed no symptom: the instructor's key
+        lists a seed's later draws under that name."""
+        attempt = self._spec.attempt
+        return f"seed {self.seed}" + (f", draw {attempt + 1}" if attempt else "")
 
     def source(self) -> Text:
         """The user's code: the model class, its recipe, the helpers it uses, build and data."""

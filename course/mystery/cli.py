@@ -27,7 +27,7 @@ import textwrap
 from pathlib import Path
 
 from course.errors import CourseError, require_int
-from course.mystery.case import open_case
+from course.mystery.case import REDRAWS, open_case
 from course.mystery.effects import ALLOWED
 from course.mystery.families import WEAK, sites_for
 from course.mystery.generate import KIND_WEIGHTS, CaseSpec, generate
@@ -74,27 +74,34 @@ def deal(count: int, draw=None) -> list[int]:
     return seeds
 
 
-def key_lines(seed: int) -> list[str]:
-    """The instructor's key for one seed: what the case is, its reference repro and fix."""
-    spec = generate(seed)
+def _head(spec: CaseSpec) -> str:
     bug = spec.bug
-    head = (
-        f"seed {seed}: {bug.op} on {bug.trigger.describe(bug.op)} ({bug.effect}); "
+    return (
+        f"{bug.op} on {bug.trigger.describe(bug.op)} ({bug.effect}); "
         f"{spec.design.family}, habit {spec.site.habit}: {spec.design.hit}"
     )
+
+
+def key_lines(seed: int) -> list[str]:
+    """The instructor's key for one seed: what the case is, its reference repro and fix.
+
+    A seed opens its first draw unless that draw's run shows no symptom (rare: telling would
+    mean training, which a deal never does), then the next one; the learner's brief then says
+    "draw 2", and the key names each later draw's culprit and condition under that name."""
+    spec = generate(seed)
+    later = [
+        f"  if the brief says 'seed {seed}, draw {n + 1}': {_head(generate(seed, n))}"
+        for n in range(1, REDRAWS)
+    ]
     return [
-        head,
+        f"seed {seed}: {_head(spec)}",
         "  repro:",
         textwrap.indent(spec.repro.strip(), "    "),
         "  fix:",
         textwrap.indent(spec.fix.strip(), "    "),
+        *later,
         "",
     ]
-
-
-def key_line(seed: int) -> str:
-    """The first line of a seed's key."""
-    return key_lines(seed)[0]
 
 
 def _writable(key: Path) -> None:

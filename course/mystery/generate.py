@@ -102,6 +102,7 @@ class CaseSpec:
     bug: PlantedBug
     repro: str  # the reference repro's source
     fix: str  # the reference fix's source
+    attempt: int = 0  # which of the seed's draws (the first whose run shows a symptom opens)
 
     @property
     def design(self) -> Design:
@@ -189,4 +190,5 @@ def generate(seed: int, attempt: int = 0) -> CaseSpec:
     trigger = Trigger(kind, drawn.bound, also)
     scenario = Scenario(drawn, rng.randrange(1 << 31))
     bug = PlantedBug((op,), trigger, effect)
-    return CaseSpec(seed, scenario, site, bug, reference_repro(op, trigger), reference_fix(drawn))
+    repro, fix = reference_repro(op, trigger), reference_fix(drawn)
+    return CaseSpec(seed, scenario, site, bug, repro, fix, attempt)

@@ -7,10 +7,11 @@ import sys
 import pytest
 
 from course.mystery import cli
-from course.mystery.case import measured
-from course.mystery.cli import deal, pairs
+from course.mystery.case import REDRAWS, measured
+from course.mystery.cli import deal, key_lines, pairs
 from course.mystery.conditions import Trigger, ordinal
 from course.mystery.generate import generate
+from tests.mystery.runs import untrained_case
 
 
 def test_with_a_seed_it_prints_that_cases_brief_and_runs_it(capsys):
@@ -97,3 +98,18 @@ def test_condition_texts_name_the_op_and_ordinals_are_english():
 def test_bad_arguments_are_one_clear_line(capsys, argv, says):
     assert cli(argv) == 2
     assert capsys.readouterr().err.startswith(says)
+
+
+def test_the_key_names_each_later_draw_as_the_learners_brief_does():
+    """A seed whose first draw shows no symptom opens a later one (case.measured); the brief
+    says which draw, and the key lists each later draw's culprit under that same name."""
+    seed = 2142
+    lines = key_lines(seed)
+    later = [line for line in lines if line.startswith("  if the brief says")]
+    assert len(later) == REDRAWS - 1
+    for n, line in enumerate(later, start=1):
+        spec = generate(seed, n)
+        assert f"'seed {seed}, draw {n + 1}': {spec.bug.op} on " in line
+    second = untrained_case(generate(seed, 1))
+    assert f"(seed {seed}, draw 2)" in str(second.describe())
+    assert f"(seed {seed})" in str(untrained_case(generate(seed)).describe())
