@@ -73,7 +73,7 @@ def watch_seconds(text: str) -> int:
 def watch(
     directory: Path,
     every: int,
-    out: TextIO = sys.stdout,
+    out: TextIO | None = None,
     sleep: Callable[[float], object] = time.sleep,
 ) -> int:
     """Redraw the room's table every `every` seconds until Ctrl-C, which ends it quietly.
@@ -82,7 +82,9 @@ def watch(
     as learners check, so each frame re-reads them. On a terminal each frame replaces the last
     (the screen is cleared); piped into a file, frames follow each other. A folder that is
     missing at the start is an error (exit 2); one that goes missing later is shown in the frame,
-    since the next one may find it again. `sleep` is injectable so tests need not wait."""
+    since the next one may find it again. `out` (stdout by default) and `sleep` are injectable
+    so tests need not wait."""
+    out = sys.stdout if out is None else out
     clear = CLEAR_SCREEN if out.isatty() else "\n"
     try:
         for frame in itertools.count():

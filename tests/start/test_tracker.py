@@ -135,6 +135,21 @@ def test_watch_clears_a_terminal_between_frames(home):
     assert out.getvalue().startswith(tracker.CLEAR_SCREEN)
 
 
+def test_watch_shows_a_room_folder_that_went_missing_and_goes_on(home):
+    room, out, naps = _room(home), io.StringIO(), []
+
+    def sleep(_seconds):
+        naps.append(_seconds)
+        if len(naps) == 1:
+            shutil.rmtree(room)
+        else:
+            raise KeyboardInterrupt
+
+    assert tracker.watch(room, 2, out=out, sleep=sleep) == 0
+    first, second = out.getvalue().split("every 2 s (Ctrl-C stops)")[1:]
+    assert "1 learner " in first and f"no folder {room}" in second
+
+
 def test_watch_of_a_missing_folder_fails_at_once(home, capsys):
     assert tracker.watch(home / "missing", 1, sleep=pytest.fail) == 2
     assert "no folder" in capsys.readouterr().err
