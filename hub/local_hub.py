@@ -55,6 +55,8 @@ MACHINES_GB = (16, 64)
 # Left to the system, the hub and the proxy on a workshop machine, and kept free per learner.
 RESERVED_GB = 2.0
 HEADROOM = 1.25
+# Where a learner works, as `make lab` and hub/workshop_config.py's start hook name it.
+WORKSPACE_DIR = "workspace"
 
 
 def proxy_command() -> str:
@@ -410,17 +412,21 @@ def nbgitpuller_link(
     hub_url: str, notebook: str = "00_start_here.ipynb", branch: str = "main"
 ) -> str:
     """A link that clones (first click) or updates (later clicks) the course in a learner's home
-    on a hub with nbgitpuller installed, then opens the learner copy of `notebook` in JupyterLab.
+    on a hub with nbgitpuller installed, then opens the learner's own copy of `notebook`, in the
+    clone's `workspace/`, in JupyterLab.
 
-    nbgitpuller merges upstream changes without overwriting what a learner edited."""
+    Not the learner copy in `learner/`: nbgitpuller would merge upstream changes into a notebook
+    the learner edited there. hub/workshop_config.py's start hook fills `workspace/` from
+    `learner/` before each server starts (never over an edited notebook), so the link's target
+    exists by the time nbgitpuller redirects to it."""
     from urllib.parse import quote
 
-    from course.frontends import LEARNER_DIR, REPOSITORY
+    from course.frontends import REPOSITORY
 
     folder = REPOSITORY.rstrip("/").rsplit("/", 1)[-1]
     query = (
         f"repo={quote(REPOSITORY, safe='')}&branch={quote(branch, safe='')}"
-        f"&urlpath={quote(f'lab/tree/{folder}/{LEARNER_DIR}/{notebook}', safe='')}"
+        f"&urlpath={quote(f'lab/tree/{folder}/{WORKSPACE_DIR}/{notebook}', safe='')}"
     )
     return f"{hub_url.rstrip('/')}/hub/user-redirect/git-pull?{query}"
 

@@ -20,15 +20,49 @@ alternative. The Littlest JupyterHub (TLJH) sets all of this up on one machine i
 With dynamic users, each learner's home is /var/lib/private/NAME, so the instructor's room view
 is `python -m course progress --collect /var/lib/private` (run as root).
 
+Why a start hook: a learner who edits the lessons inside the git clone would have nbgitpuller
+merge upstream changes into their notebooks' JSON (`git merge -Xours`: a mix of theirs and the
+new version). As `make lab` does on a laptop, each learner works in `workspace/` instead
+(untracked, so no pull ever touches it): START_HOOK runs before each learner's server starts,
+clones the course once if it is not there yet, and runs the clone's scripts/lab_workspace.py,
+which copies `learner/` into `workspace/` and never overwrites a notebook the learner edited (a
+lesson changed upstream lands beside it as NN_name.new.ipynb). The links of
+`python hub/local_hub.py links` open the workspace copy.
+
 Run on the hub machine, as root, with the course installed in the hub's Python environment:
     COURSE_ROOM_PASSWORD=... COURSE_ADMIN_PASSWORD=... jupyterhub -f workshop_config.py
 """
 
 import os
 
+from course.frontends import LEARNER_DIR, REPOSITORY
+
 CORES_PER_LEARNER = 1.0  # README's sizing table: cores per learner as well as memory
 THREADS = max(1, int(CORES_PER_LEARNER))
 CACHE_DIR = "/srv/pytorch-internals-course"
+BRANCH = "main"  # the branch the links of `python hub/local_hub.py links` pull
+FOLDER = REPOSITORY.rstrip("/").rsplit("/", 1)[-1]  # the clone, where nbgitpuller puts it
+WORKSPACE = "workspace"  # as `make lab` names it (scripts/lab_workspace.py's default)
+
+# Runs in the server's folder (the learner's home) as `sh -c START_HOOK course-start FOLDER
+# REPOSITORY BRANCH LEARNER WORKSPACE SERVER ARGS...`. A failure (offline, say) is written to the
+# server's log and the server starts anyway: a lesson is still one link click away.
+START_HOOK = """
+folder=$1 repository=$2 branch=$3 learner=$4 workspace=$5
+shift 5
+if [ ! -d "$folder/.git" ]; then
+    git clone --quiet --branch "$branch" "$repository" "$folder" &&
+        git -C "$folder" config user.email course-start@localhost &&
+        git -C "$folder" config user.name course-start ||
+        echo "course-start: could not clone $repository into $folder" >&2
+fi
+if [ -d "$folder/$learner" ]; then
+    python3 "$folder/scripts/lab_workspace.py" \
+        --learner "$folder/$learner" --workspace "$folder/$workspace" ||
+        echo "course-start: could not bring $folder/$workspace up to date" >&2
+fi
+exec "$@"
+"""
 
 c = get_config()  # noqa: F821 -- JupyterHub defines get_config in the config file's namespace
 
@@ -47,6 +81,18 @@ c.SystemdSpawner.dynamic_users = True  # a fresh Unix user per learner, no accou
 c.SystemdSpawner.mem_limit = "2G"  # README's sizing table: per-learner peak plus headroom
 c.SystemdSpawner.cpu_limit = CORES_PER_LEARNER
 c.Spawner.default_url = "/lab"
+c.Spawner.cmd = [
+    "sh",
+    "-c",
+    START_HOOK,
+    "course-start",
+    FOLDER,
+    REPOSITORY,
+    BRANCH,
+    LEARNER_DIR,
+    WORKSPACE,
+    "jupyterhub-singleuser",
+]
 c.Spawner.environment = {
     # torch sizes its thread pool from these: one math thread per core of the learner's share, so
     # a room of training cells does not oversubscribe the machine (README's sizing: cores too)

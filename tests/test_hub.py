@@ -9,12 +9,15 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import os
+import shutil
 import subprocess
 import sys
 import time
 from pathlib import Path
 from urllib.parse import unquote
 
+import nbformat
 import psutil
 import pytest
 from traitlets.config import Config
@@ -98,16 +101,120 @@ def test_stop_tree_stops_children_too():
     assert not any(member.is_running() and member.status() != "zombie" for member in family)
 
 
-def test_nbgitpuller_links_open_a_learner_copy():
-    from course.frontends import REPOSITORY
-
-    link = local_hub.nbgitpuller_link("https://hub.example.org/", "01_the_plateau.ipynb")
+def link_fields(notebook: str) -> dict[str, str]:
+    link = local_hub.nbgitpuller_link("https://hub.example.org/", notebook)
     base, query = link.split("?")
     assert base == "https://hub.example.org/hub/user-redirect/git-pull"
-    fields = dict(part.split("=") for part in query.split("&"))
-    assert unquote(fields["repo"]) == REPOSITORY and fields["branch"] == "main"
-    assert unquote(fields["urlpath"]).endswith("/learner/01_the_plateau.ipynb")
-    assert unquote(fields["urlpath"]).startswith("lab/tree/pytorch-internals-course/")
+    return {key: unquote(value) for key, value in (part.split("=") for part in query.split("&"))}
+
+
+def test_nbgitpuller_links_open_the_learners_workspace_copy():
+    from course.frontends import REPOSITORY
+
+    fields = link_fields("01_the_plateau.ipynb")
+    assert fields["repo"] == REPOSITORY and fields["branch"] == "main"
+    assert fields["urlpath"] == "lab/tree/pytorch-internals-course/workspace/01_the_plateau.ipynb"
+
+
+LESSONS_IN_TEST = ("00_start_here.ipynb", "01_the_plateau.ipynb")
+
+
+def git(*args: str, cwd: Path) -> None:
+    subprocess.run(
+        ["git", "-c", "user.name=t", "-c", "user.email=t@t", *args],
+        cwd=cwd,
+        check=True,
+        capture_output=True,
+    )
+
+
+@pytest.fixture
+def hub_machine(tmp_path):
+    """The course's repository (two lessons and the workspace script), a learner's empty home,
+    and a stand-in for jupyterhub-singleuser that prints its arguments."""
+    upstream = tmp_path / "upstream"
+    (upstream / "learner").mkdir(parents=True)
+    (upstream / "scripts").mkdir()
+    for name in LESSONS_IN_TEST:
+        shutil.copyfile(ROOT / "learner" / name, upstream / "learner" / name)
+    shutil.copyfile(ROOT / "scripts/lab_workspace.py", upstream / "scripts/lab_workspace.py")
+    (upstream / ".gitignore").write_text("workspace/\n")
+    git("init", "--quiet", "--initial-branch=main", cwd=upstream)
+    git("add", ".", cwd=upstream)
+    git("commit", "--quiet", "-m", "the course", cwd=upstream)
+    bin_dir, home = tmp_path / "bin", tmp_path / "home"
+    bin_dir.mkdir()
+    home.mkdir()
+    server = bin_dir / "jupyterhub-singleuser"
+    server.write_text('#!/bin/sh\necho "server started in $PWD with $*"\n')
+    server.chmod(0o755)
+    (bin_dir / "python3").symlink_to(sys.executable)
+    return {"upstream": upstream, "home": home, "bin": bin_dir}
+
+
+def start_server(machine: dict, monkeypatch) -> subprocess.CompletedProcess:
+    """A learner's server start as the workshop hub runs it: its Spawner.cmd plus the hub's
+    arguments, in the learner's home, with the course's address pointing at the local copy."""
+    from course.frontends import REPOSITORY
+
+    env = {"COURSE_ROOM_PASSWORD": "room", "COURSE_ADMIN_PASSWORD": "admin"}
+    c = load_config(ROOT / "hub/workshop_config.py", env, monkeypatch)
+    environment = {
+        **os.environ,
+        "PATH": f"{machine['bin']}{os.pathsep}{os.environ['PATH']}",
+        "GIT_CONFIG_COUNT": "1",
+        "GIT_CONFIG_KEY_0": f"url.{machine['upstream'].as_uri()}.insteadOf",
+        "GIT_CONFIG_VALUE_0": REPOSITORY,
+    }
+    return subprocess.run(
+        [*c.Spawner.cmd, "--port=8888"],
+        cwd=machine["home"],
+        env=environment,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
+    )
+
+
+def test_the_start_hook_clones_once_and_the_links_open_the_workspace_copy(hub_machine, monkeypatch):
+    started = start_server(hub_machine, monkeypatch)
+    home = hub_machine["home"]
+    assert started.stdout.strip().endswith(f"server started in {home} with --port=8888")
+    for name in LESSONS_IN_TEST:
+        target = home / link_fields(name)["urlpath"].removeprefix("lab/tree/")
+        assert target.read_bytes() == (hub_machine["upstream"] / "learner" / name).read_bytes()
+    clone = home / "pytorch-internals-course"
+    status = subprocess.run(["git", "status", "--porcelain"], cwd=clone, capture_output=True)
+    assert status.stdout == b""  # workspace/ is ignored: nbgitpuller's merge never touches it
+
+
+def test_a_restart_never_overwrites_a_learners_edit(hub_machine, monkeypatch):
+    start_server(hub_machine, monkeypatch)
+    home, upstream = hub_machine["home"], hub_machine["upstream"]
+    clone, mine = home / "pytorch-internals-course", "01_the_plateau.ipynb"
+    edited = clone / "workspace" / mine
+    nb = nbformat.read(edited, as_version=4)
+    nb.cells[-1].source += "\n# my own note"
+    nbformat.write(nb, edited)
+    mine_now = edited.read_bytes()
+    lesson = nbformat.read(upstream / "learner" / mine, as_version=4)
+    lesson.cells[0].source += "\n\nA corrected sentence."
+    nbformat.write(lesson, upstream / "learner" / mine)
+    git("commit", "--quiet", "-am", "lesson 01 corrected", cwd=upstream)
+    git("pull", "--quiet", "--no-rebase", str(upstream), "main", cwd=clone)  # a later click
+    started = start_server(hub_machine, monkeypatch)
+    assert edited.read_bytes() == mine_now
+    beside = clone / "workspace" / "01_the_plateau.new.ipynb"
+    assert "A corrected sentence." in beside.read_text()
+    assert "01_the_plateau.new.ipynb" in started.stdout
+
+
+def test_a_server_starts_even_when_the_course_cannot_be_cloned(hub_machine, monkeypatch):
+    shutil.rmtree(hub_machine["upstream"])  # as offline: nothing to clone from
+    started = start_server(hub_machine, monkeypatch)
+    assert "server started" in started.stdout
+    assert "course-start: could not clone" in started.stderr
 
 
 def test_links_prints_one_link_per_lesson(capsys):

@@ -9,9 +9,12 @@ so the tables can say "2/3 done" and show what is not started yet. The mystery c
 from __future__ import annotations
 
 import argparse
+import itertools
 import sys
+import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TextIO
 
 from course import journal
 from course.exercises import all_exercises
@@ -19,6 +22,9 @@ from course.markup import html_table, message_html
 
 if TYPE_CHECKING:
     from course.ui import Panel
+
+WATCH_SECONDS = (1, 3600)  # a refresh at most every second, at least every hour
+CLEAR_SCREEN = "\033[2J\033[H"  # ANSI: clear the terminal, cursor to the top left
 
 
 def known_checks() -> list[str]:
@@ -49,8 +55,58 @@ def progress_panel() -> Panel:
     return Panel({}, draw, title="Your progress", button="Refresh", rereads=True)
 
 
+def watch_seconds(text: str) -> int:
+    """`--watch N`, checked: whole seconds within WATCH_SECONDS (0 would redraw in a busy loop,
+    a day would look like a frozen screen)."""
+    low, high = WATCH_SECONDS
+    try:
+        seconds = int(text)
+    except ValueError:
+        seconds = None
+    if seconds is None or not low <= seconds <= high:
+        raise argparse.ArgumentTypeError(
+            f"--watch takes whole seconds from {low} to {high}, got {text!r}"
+        )
+    return seconds
+
+
+def watch(
+    directory: Path,
+    every: int,
+    out: TextIO | None = None,
+    sleep: Callable[[float], object] = time.sleep,
+) -> int:
+    """Redraw the room's table every `every` seconds until Ctrl-C, which ends it quietly.
+
+    An instructor leaves this running on a second screen during a workshop: the journals grow
+    as learners check, so each frame re-reads them. On a terminal each frame replaces the last
+    (the screen is cleared); piped into a file, frames follow each other. A folder that is
+    missing at the start is an error (exit 2); one that goes missing later is shown in the frame,
+    since the next one may find it again. `out` (stdout by default) and `sleep` are injectable
+    so tests need not wait."""
+    out = sys.stdout if out is None else out
+    clear = CLEAR_SCREEN if out.isatty() else "\n"
+    try:
+        for frame in itertools.count():
+            try:
+                table = journal.collect_table(directory)
+            except FileNotFoundError as exc:
+                if frame == 0:
+                    print(exc, file=sys.stderr)
+                    return 2
+                table = str(exc)
+            stamp = time.strftime("%H:%M:%S")
+            out.write(f"{clear}{stamp}, every {every} s (Ctrl-C stops)\n\n{table}\n")
+            out.flush()
+            sleep(every)
+    except KeyboardInterrupt:
+        out.write("\nstopped watching\n")
+    return 0
+
+
 def cli(argv: list[str]) -> int:
-    """Print this learner's progress table, or (`--collect DIR`) a whole room's."""
+    """Print this learner's progress table, or (`--collect DIR`) a whole room's, once or
+    (`--watch N`) every N seconds."""
     p = argparse.ArgumentParser(
         prog="python -m course progress",
         description="your exercise progress per notebook, saved by every check(...)",
@@ -62,9 +118,20 @@ def cli(argv: list[str]) -> int:
         help="summarise many learners' files: DIR/NAME.jsonl or DIR/NAME/.../progress.jsonl",
     )
     p.add_argument(
+        "--watch",
+        type=watch_seconds,
+        metavar="N",
+        help=f"with --collect: redraw every N seconds ({WATCH_SECONDS[0]}-{WATCH_SECONDS[1]}) "
+        "until Ctrl-C",
+    )
+    p.add_argument(
         "--seen", action="store_true", help="only exercises you checked (fast: imports no lesson)"
     )
     args = p.parse_args(argv)
+    if args.watch is not None and args.collect is None:
+        p.error("--watch redraws a room's table: give it --collect DIR too")
+    if args.watch is not None:
+        return watch(args.collect, args.watch)
     if args.collect is not None:
         try:
             print(journal.collect_table(args.collect))

@@ -246,11 +246,13 @@ register(
         "keeping state['step'], state['exp_avg'] and state['exp_avg_sq'] as torch does, "
         "bitwise equal to torch.optim.Adam: torch's own ops, in torch's order.",
         checker=_check_adam_step,
-        hint="Create the state with torch.zeros_like(param, memory_format=torch.preserve_format) "
-        "and count steps from 1. Then exp_avg.lerp_(grad, 1 - beta1); "
-        "exp_avg_sq.mul_(beta2).addcmul_(grad, grad, value=1 - beta2); "
-        "denom = (exp_avg_sq.sqrt() / sqrt(1 - beta2**t)).add_(eps); "
-        "param.addcdiv_(exp_avg, denom, value=-lr / (1 - beta1**t)).",
+        hint="Do what torch's _single_tensor_adam does on its default path, op for op and in "
+        "its order (read it: inspect.getsource(torch.optim.adam._single_tensor_adam)): the "
+        "state starts as zeros like the parameter, its memory format kept; the step count "
+        "starts at 1; the first average is updated in place with lerp_, the second with mul_ "
+        "then addcmul_; the square root of the second bias correction divides "
+        "sqrt(exp_avg_sq) before eps is added, and the first divides the learning rate in "
+        "the step that addcdiv_ applies.",
         minutes=20,
     )
 )

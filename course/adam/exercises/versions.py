@@ -205,8 +205,9 @@ register(
         "their output is transposed (inputs contiguous), measured with your isolate_op on "
         "`profile`.",
         checker=_check_lost_ops,
-        hint="on_profile(profile, isolate_op, op, 'transposed', 'contiguous') runs your "
-        "experiment with that profile in force; keep the ops for which it says 'lost'.",
+        hint="on_profile runs any experiment (your isolate_op, with the arguments that follow "
+        "it) with a profile in force; ask it, op by op, about a transposed output and "
+        "contiguous inputs, and keep the ops for which it says 'lost'.",
         minutes=5,
     )
 )

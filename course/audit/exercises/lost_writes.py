@@ -220,8 +220,9 @@ register(
         "dropped) whose writes the auditor finds lost or wrong on that emulated backend. A "
         "transposed output in float32 is enough.",
         _check_lost_writes,
-        "audit('emulated', layouts='transposed', dtypes='float32', backend=backend) returns "
-        "results; keep those whose verdict is a bug, and drop the overload after the '.'.",
+        "audit runs every op on the emulated device; narrow it with its layouts, dtypes and "
+        "backend arguments to the case the prompt names. Keep the results whose verdict is a "
+        "bug, and drop the overload after the '.'.",
         minutes=8,
     )
 )

@@ -191,7 +191,8 @@ register(
         ),
         "First count the elements that still hold the poison (NaN-aware, as in your judge): "
         "all of them, some, or none. Only a fully written output gets the distribution test: "
-        "ks_distance(after.flatten().double(), sample.flatten().double()) < 0.1.",
+        "the KS distance (ks_distance) between the written values and `sample`, both "
+        "flattened to 1-d float64, below 0.1.",
         minutes=10,
     )
 )

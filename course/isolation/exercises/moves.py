@@ -184,7 +184,8 @@ register(
         "with `update`, did encoder.weight change at all?",
         checker=_check_encoder_moves,
         hint="bench.backward() sets the gradients; bench.snapshot() copies the values; "
-        "bench.step(update) takes the step, with the bench active. Compare the encoder's two "
+        "bench.step takes the step with the update you are given, with the bench active. "
+        "Compare the encoder's two "
         "snapshots exactly.",
         minutes=10,
     )

@@ -250,7 +250,7 @@ register(
         prompt="Write sgd_step(params, lr): one plain SGD step, p <- p - lr * p.grad, in place, "
         "for every parameter in the list (without torch.optim).",
         checker=_check_sgd_step,
-        hint="Inside `with torch.no_grad():`, update each tensor in place (`p -= ...` or "
+        hint="Inside a torch.no_grad() block, update each tensor in place (`p -= ...` or "
         "`p.sub_(...)`): a new tensor bound to a name, or put into the list, is not the "
         "model's parameter.",
         minutes=8,

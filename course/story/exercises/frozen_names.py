@@ -294,8 +294,8 @@ register(
         prompt="Write frozen_names(model, train) -> list of the parameter names that "
         "`train(model)` left bitwise equal to their values before training.",
         checker=_check_frozen_names,
-        hint="Take a snapshot (a copy!) before train(model), then compare each parameter with "
-        "torch.equal: 'frozen' means equal to the last bit, not 'close'.",
+        hint="Take a snapshot (a copy!) before you train the model, then compare each parameter "
+        "with torch.equal: 'frozen' means equal to the last bit, not 'close'.",
         minutes=8,
     )
 )

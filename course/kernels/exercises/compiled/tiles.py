@@ -390,9 +390,9 @@ register(
         "out, in place, one tile x tile block at a time (finish a block before the next), every "
         "element exactly once.",
         checker=check_tiles,
-        hint="Two loops over the tiles' top-left corners, range(0, rows, tile) and "
-        "range(0, cols, tile); a slice past the end simply stops at the edge. Update the block "
-        "of out itself: out[block].addcmul_(t1[block], t2[block], value=value).",
+        hint="Two loops over the tiles' top-left corners, each stepping by tile; a slice past "
+        "the end simply stops at the edge. Update the block of out itself, in place, with "
+        "addcmul_ on the same block of each input: a sliced view writes into out.",
         minutes=15,
     )
 )
