@@ -152,7 +152,8 @@ def _not_measured(profile: emps.Profile, answers: list[frozenset[str]]) -> Verdi
         )
     return failed(
         f"asked about {profile.label}, your function ran no op on the emulated device: {cause}. "
-        "Measure: on_profile(profile, isolate_op, op, 'transposed', 'contiguous') for each op."
+        "Measure it now, for each op: your isolate_op, run with on_profile so that `profile` is in "
+        "force, on the layout the prompt names."
     )
 
 
