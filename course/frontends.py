@@ -25,6 +25,9 @@ REPOSITORY = "https://github.com/OWNER/pytorch-internals-course"
 # cell installs the course from it, so a notebook and the code it imports always match.
 REF = f"v{course.__version__}"
 LEARNER_DIR = "learner"
+# Where a learner works: `make lab` and the hub's start hook copy learner/ there
+# (scripts/lab_workspace.py, whose default a test holds equal to this), never over an edit.
+WORKSPACE_DIR = "workspace"
 START = "00_start_here.ipynb"
 
 

@@ -55,8 +55,6 @@ MACHINES_GB = (16, 64)
 # Left to the system, the hub and the proxy on a workshop machine, and kept free per learner.
 RESERVED_GB = 2.0
 HEADROOM = 1.25
-# Where a learner works, as `make lab` and hub/workshop_config.py's start hook name it.
-WORKSPACE_DIR = "workspace"
 
 
 def proxy_command() -> str:
@@ -421,7 +419,7 @@ def nbgitpuller_link(
     exists by the time nbgitpuller redirects to it."""
     from urllib.parse import quote
 
-    from course.frontends import REPOSITORY
+    from course.frontends import REPOSITORY, WORKSPACE_DIR
 
     folder = REPOSITORY.rstrip("/").rsplit("/", 1)[-1]
     query = (

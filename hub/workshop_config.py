@@ -35,14 +35,13 @@ Run on the hub machine, as root, with the course installed in the hub's Python e
 
 import os
 
-from course.frontends import LEARNER_DIR, REPOSITORY
+from course.frontends import LEARNER_DIR, REPOSITORY, WORKSPACE_DIR
 
 CORES_PER_LEARNER = 1.0  # README's sizing table: cores per learner as well as memory
 THREADS = max(1, int(CORES_PER_LEARNER))
 CACHE_DIR = "/srv/pytorch-internals-course"
 BRANCH = "main"  # the branch the links of `python hub/local_hub.py links` pull
 FOLDER = REPOSITORY.rstrip("/").rsplit("/", 1)[-1]  # the clone, where nbgitpuller puts it
-WORKSPACE = "workspace"  # as `make lab` names it (scripts/lab_workspace.py's default)
 
 # Runs in the server's folder (the learner's home) as `sh -c START_HOOK course-start FOLDER
 # REPOSITORY BRANCH LEARNER WORKSPACE SERVER ARGS...`. A failure (offline, say) is written to the
@@ -90,7 +89,7 @@ c.Spawner.cmd = [
     REPOSITORY,
     BRANCH,
     LEARNER_DIR,
-    WORKSPACE,
+    WORKSPACE_DIR,
     "jupyterhub-singleuser",
 ]
 c.Spawner.environment = {

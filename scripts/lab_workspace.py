@@ -102,11 +102,17 @@ def sync(learner_dir: Path, workspace: Path) -> list[str]:
     return messages
 
 
-def main(argv: list[str] | None = None) -> int:
+def parser() -> argparse.ArgumentParser:
+    """The command line; the folder names are course.frontends' (a test holds them equal: this
+    script runs where the course may not be importable yet, the hub's start hook)."""
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--learner", type=Path, default=ROOT / "learner", help="the learner copies")
     p.add_argument("--workspace", type=Path, default=ROOT / "workspace", help="your notebooks")
-    args = p.parse_args(argv)
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parser().parse_args(argv)
     if not args.learner.is_dir():
         print(f"no learner copies in {args.learner}", file=sys.stderr)
         return 2

@@ -409,3 +409,14 @@ def test_make_lab_opens_the_workspace_and_git_ignores_it():
         "scripts/lab_workspace.py" in lab_recipe and "workspace/00_start_here.ipynb" in lab_recipe
     )
     assert "workspace/" in (ROOT / ".gitignore").read_text().split()
+
+
+def test_make_lab_and_the_hub_name_the_workspace_alike():
+    """scripts/lab_workspace.py runs without the course installed (the hub's start hook), so it
+    spells the folders itself: they must be course.frontends' names."""
+    from course.frontends import LEARNER_DIR, WORKSPACE_DIR
+
+    defaults = {
+        a.dest: a.default for a in lab.parser()._actions if a.dest in ("learner", "workspace")
+    }
+    assert defaults == {"learner": ROOT / LEARNER_DIR, "workspace": ROOT / WORKSPACE_DIR}
