@@ -206,10 +206,6 @@ class Standing:
         return self.exercise.split(".", 1)[0]
 
     @property
-    def stuck(self) -> bool:
-        return self.status == "trying" and self.attempts >= STUCK_ATTEMPTS
-
-    @property
     def done(self) -> bool:
         return self.status == "passed"
 

@@ -121,8 +121,10 @@ def test_standing_counts_attempts_up_to_the_first_pass():
 def test_trying_and_stuck():
     events = _events(*[(m, "05.b", "check", False) for m in range(journal.STUCK_ATTEMPTS)])
     s = journal.standing("05.b", events)
-    assert s.status == "trying" and s.stuck
-    assert not journal.standing("05.b", events[:1]).stuck
+    quiet = s.last + journal.STUCK_QUIET_MINUTES * 60
+    assert s.status == "trying" and journal.stuck(s, now=quiet)
+    assert not journal.stuck(s, now=quiet - 1)  # a try in the last minutes: still iterating
+    assert not journal.stuck(journal.standing("05.b", events[:1]), now=quiet)
     assert journal.standing("05.c", events).status == "not started"
 
 
