@@ -13,8 +13,10 @@ are disabled and a status line appears at once; `panel.progress` is a progress c
 reaches its panel by declaring a `panel` parameter: the panel passes itself, from the very first
 drawing (made once the panel is built), so no widget needs to smuggle the panel into its own
 callback. A repeated click with unchanged settings says so instead of silently doing nothing.
-Sliders are made by `number_slider` only: its range is what the panel accepts, and a value typed
-in its box that is out of range or not a number is refused with a message, never clamped.
+Every slider is a `NumberSlider` (made by `number_slider`, or wrapped so by the panel): its range
+is what the panel accepts, and a value typed in its box that is out of range or not a number is
+refused with a message, never clamped. A text box completing from a long list of names is a
+`CompletingText`, whose list the page fills as the learner types.
 Figures are sized and rendered by `course.figures` (matplotlib only), and the HTML pieces a panel
 shows (`message_html`, `html_table`) by `course.markup`; this module is the ipywidgets half, and
 the only shared module that imports ipywidgets, so the command line and the checkers never need it.
@@ -100,11 +102,14 @@ const complete = (panel) => panel.querySelectorAll('.course-completions').forEac
   if (!input || !input.list || input.__courseCompletes) return;
   input.__courseCompletes = true;
   const names = source.dataset.names.split(' ');
+  let offered = null;
   const fill = () => {
     const typed = input.value.trim() || source.dataset.blank;
     const first = names.filter((n) => n.startsWith(typed));
     const then = names.filter((n) => !n.startsWith(typed) && n.includes(typed));
     const shown = first.concat(then).slice(0, Number(source.dataset.limit));
+    if (shown.join(' ') === offered) return;  // the same list: the page need not lay it out
+    offered = shown.join(' ');
     input.list.replaceChildren(...shown.map((n) => new Option('', n)));
   };
   input.addEventListener('input', fill);
@@ -126,6 +131,7 @@ const start = (tries) => {
     if (event.target.disabled && !event.relatedTarget) dropped = event.target;
   });
   new MutationObserver((changes) => {
+    if (changes.every((c) => c.target.tagName === 'DATALIST')) return;  // a list refilled
     name(panel);
     ownKeys(panel);
     complete(panel);
@@ -350,8 +356,9 @@ def number_slider(
 
 # The most names a `CompletingText`'s list offers at a time. The page filters a <datalist> on
 # every key and lays out its pop-up: with all 2,584 of torch's ops in it, Chromium took 0.2-0.5 s
-# a key and over a second to open it on a click (issue 38); with 30, a few milliseconds.
-COMPLETIONS = 30
+# a key and over a second to open it on a click (issue 38). With 12, typing into 05's op box in
+# JupyterLab cost what typing into 04's plain boxes did (about 25 ms a key on a loaded machine).
+COMPLETIONS = 12
 
 
 class CompletingText(widgets.HBox):
