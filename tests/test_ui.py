@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import html
 import importlib
 import re
 from pathlib import Path
@@ -12,7 +13,17 @@ import pytest
 
 from course.errors import CourseError
 from course.figures import describe, fitted_figure
-from course.ui import ACCESS_HELPER, BUSY, Drawing, Panel, widget_check
+from course.ui import (
+    ACCESS_HELPER,
+    BUSY,
+    COMPLETIONS,
+    CompletingText,
+    Drawing,
+    NumberSlider,
+    Panel,
+    number_slider,
+    widget_check,
+)
 
 
 def _panel(button: str | None = None) -> tuple[Panel, list[int]]:
@@ -114,6 +125,10 @@ def test_widget_check_follows_its_slider():
     panel = widget_check()
     panel.controls["n"].value = 6
     assert "the slider says 6" in panel.text.value
+    for typed in ("99", "abc"):  # 00's box clamped 99 to 12 and put 6 back for abc, unsaid
+        panel.controls["n"].box.value = typed
+        assert f"typed &#x27;{typed}&#x27;" in panel.message.value
+        assert "the slider says 6" in panel.text.value
 
 
 def test_every_redraw_says_so_before_drawing_and_rendering(monkeypatch):
@@ -133,7 +148,7 @@ def test_every_redraw_says_so_before_drawing_and_rendering(monkeypatch):
         return b"png"
 
     monkeypatch.setattr(course.ui, "figure_png", render)
-    panel = Panel({"n": widgets.IntSlider(value=1, description="n")}, draw)
+    panel = Panel({"n": number_slider("n", 1, 0, 10)}, draw)
     seen.clear()
     panel.controls["n"].value = 2
     assert len(seen) == 2 and all(BUSY in status for status in seen)
@@ -144,15 +159,182 @@ def test_sliders_report_once_released_other_controls_as_they_were():
     text = widgets.Text(value="a", description="t")
     panel = Panel(
         {
-            "n": widgets.IntSlider(value=1, description="n"),
-            "r": widgets.FloatRangeSlider(description="r"),
+            "n": number_slider("n", 1, 0, 10),
+            "r": number_slider("r", (0.5, 2.5), 0.0, 10.0, step=0.5),
             "t": text,
         },
         lambda n, r, t: Drawing(),
     )
-    assert not panel.controls["n"].continuous_update
-    assert not panel.controls["r"].continuous_update
+    assert not panel.controls["n"].slider.continuous_update
+    assert not panel.controls["r"].slider.continuous_update
     assert text.continuous_update  # typing is not a drag
+
+
+def test_a_plain_ipywidgets_slider_gets_the_checked_box_too():
+    """Its own readout clamps or reverts on the page, and Python never hears of it (issue 38):
+    a panel shows it as a NumberSlider, a log slider's ends in its own units."""
+    lr = widgets.FloatLogSlider(value=1e-3, min=-4, max=-2, description="lr")
+    panel = Panel({"lr": lr}, lambda lr: Drawing(html=f"<p>{lr}</p>"))
+    box = panel.controls["lr"]
+    assert isinstance(box, NumberSlider) and box.slider is lr and not lr.readout
+    box.box.value = "0.5"
+    assert "which is above 0.01" in panel.message.value and "0.0001 to 0.01" in panel.message.value
+    box.box.value = "5e-3"
+    assert lr.value == 0.005 and panel.text.value == "<p>0.005</p>" and box.box.value == "0.005"
+    with pytest.raises(ValueError, match="not one of the sliders"):
+        NumberSlider(widgets.SelectionSlider(options=["a", "b"], description="s"))
+
+
+def _slider_panel(slider):
+    """A panel drawing its slider's value as text, and the values it drew."""
+    drawn = []
+
+    def draw(n) -> Drawing:
+        drawn.append(n)
+        return Drawing(fitted_figure(200, 100), f"<p>drawn at {n}</p>")
+
+    return Panel({"n": slider}, draw), drawn
+
+
+@pytest.mark.parametrize(
+    ("typed", "why"),
+    [
+        ("99", "which is above 12"),
+        ("abc", "which is not a number"),
+        ("0", "which is below 1"),
+        ("2.5", "which is not a whole number"),
+        ("", "which is not a number"),
+        ("inf", "which is not a number"),
+    ],
+)
+def test_a_typed_value_out_of_range_is_refused_out_loud(typed, why):
+    """00's `99` and `abc` were clamped or reverted in silence: now the panel says what was
+    typed and what is allowed, and the figure and text stay those of the value kept."""
+    panel, drawn = _slider_panel(number_slider("n", 4, 1, 12))
+    slider = panel.controls["n"]
+    figure, text = panel.image.value, panel.text.value
+    slider.box.value = typed
+    message = html.unescape(panel.message.value)
+    assert f"you typed {typed!r}, {why}" in message
+    assert "a whole number from 1 to 12" in message and "n stays at 4" in message
+    assert slider.value == 4 and slider.slider.value == 4 and slider.box.value == "4"
+    assert drawn == [4] and panel.image.value == figure and panel.text.value == text
+    assert panel.error == ""  # nothing is wrong with what is drawn
+
+
+def test_a_typed_value_in_range_moves_the_slider_and_the_message_goes():
+    panel, drawn = _slider_panel(number_slider("n", 4, 1, 12))
+    slider = panel.controls["n"]
+    slider.box.value = "99"
+    assert "you typed" in panel.message.value
+    slider.box.value = " 7.0 "
+    assert slider.value == 7 and slider.slider.value == 7 and slider.box.value == "7"
+    assert drawn == [4, 7] and "drawn at 7" in panel.text.value and panel.message.value == ""
+    slider.slider.value = 3  # the handle moved on the page: the box follows
+    assert slider.box.value == "3" and drawn[-1] == 3
+
+
+@pytest.mark.parametrize(
+    ("typed", "why"),
+    [("1", "which is above 0.99"), ("-3", "which is below 0.00"), ("0.9.1", "not a number")],
+)
+def test_a_float_slider_refuses_what_its_panel_would(typed, why):
+    """03's beta2 `-3` was clamped to 0 in silence, and beta1 offered 1.00, which the panel
+    then refused: the slider ends where the panel does."""
+    panel, drawn = _slider_panel(number_slider("beta1", 0.9, 0.0, 0.99, step=0.01))
+    beta = panel.controls["n"]
+    assert beta.box.value == "0.90" and beta.slider.max == 0.99
+    beta.box.value = typed
+    message = html.unescape(panel.message.value)
+    assert why in message and "a number from 0.00 to 0.99" in message and drawn == [0.9]
+    beta.box.value = "0.905"  # more decimals than the step: kept as typed, and shown so
+    assert drawn[-1] == 0.905 and beta.box.value == "0.905"
+
+
+@pytest.mark.parametrize(
+    ("typed", "why"),
+    [
+        ("1 - 600", "which is above 500"),
+        ("50 - 20", "which starts after it ends"),
+        ("50", "which is not two numbers"),
+        ("a - b", "which is not two numbers"),
+    ],
+)
+def test_a_range_slider_reads_first_and_last(typed, why):
+    panel, drawn = _slider_panel(number_slider("steps", (1, 100), 1, 500))
+    steps = panel.controls["n"]
+    assert steps.box.value == "1 - 100"
+    steps.box.value = typed
+    message = html.unescape(panel.message.value)
+    assert why in message and "two whole numbers, first - last, from 1 to 500" in message
+    assert drawn == [(1, 100)] and steps.box.value == "1 - 100"
+    for other in ("10 - 300", "10 to 300", "10, 300", "10 300"):
+        steps.box.value = other
+        assert steps.value == (10, 300) and steps.box.value == "10 - 300"
+    assert drawn == [(1, 100), (10, 300)]
+
+
+@pytest.mark.parametrize("value", [13, 0, 4.5, "4", True, None])
+def test_a_value_set_from_python_is_checked_never_clamped(value):
+    slider = number_slider("n", 4, 1, 12)
+    with pytest.raises(CourseError, match=r"n=.* is not allowed: it takes a whole number from 1"):
+        slider.value = value
+    assert slider.value == 4 and slider.slider.value == 4
+
+
+@pytest.mark.parametrize("args", [(5, 1, 4), (1, 4, 1), (1, 1, 4, 0), ((3, 9), 1, 8)])
+def test_a_slider_must_hold_its_own_value(args):
+    with pytest.raises(CourseError, match="slider 'n'"):
+        number_slider("n", *args)
+
+
+def test_a_refused_value_shows_beside_an_error_and_disabling_reaches_the_box():
+    def draw(n: int) -> Drawing:
+        if n == 3:
+            raise CourseError("three is refused by the draw")
+        return Drawing(html=f"<p>{n}</p>")
+
+    panel = Panel({"n": number_slider("n", 3, 1, 5)}, draw)
+    panel.controls["n"].box.value = "9"
+    assert "three is refused" in panel.message.value and "you typed" in panel.message.value
+    with panel.working("busy"):
+        assert panel.controls["n"].slider.disabled and panel.controls["n"].box.disabled
+    assert not panel.controls["n"].box.disabled
+
+
+def test_the_same_error_after_a_change_says_so():
+    """05: changing the tensor while an op error showed changed nothing visible (issue 38)."""
+
+    def draw(op: str, tensor: str) -> Drawing:
+        raise CourseError(f"no operator {op!r}")
+
+    panel = Panel(
+        {
+            "op": widgets.Text(value="mull", description="op"),
+            "tensor": widgets.Dropdown(options=["cpu", "meta"], value="cpu", description="t"),
+        },
+        draw,
+    )
+    first = panel.message.value
+    panel.controls["tensor"].value = "meta"
+    second = panel.message.value
+    panel.controls["tensor"].value = "cpu"
+    assert len({first, second, panel.message.value}) == 3
+    assert "after tensor = &#x27;meta&#x27;: 2 times in a row" in second
+    panel.controls["op"].value = "mul2"
+    assert "again" not in panel.message.value and "mul2" in panel.message.value
+
+
+def test_a_button_panel_says_an_error_came_back_after_a_press():
+    def draw(n: int) -> Drawing:
+        raise CourseError("always refused")
+
+    panel = Panel({"n": widgets.IntText(value=1, description="n")}, draw, button="Run")
+    panel.button.click()
+    assert "after pressing Run again: 2 times" in panel.message.value
+    panel.controls["n"].value = 2
+    panel.button.click()
+    assert "after n = 2: 3 times" in panel.message.value
 
 
 def test_a_note_goes_when_a_setting_changes_an_error_stays():
@@ -303,10 +485,10 @@ def test_the_status_reaches_the_page_before_any_slow_work_starts():
             sent_when.setdefault(f"block {n}", list(statuses))
         return Drawing(html=f"<p>{n}</p>")
 
-    auto = Panel({"n": widgets.IntSlider(value=1, description="n")}, draw)
+    auto = Panel({"n": number_slider("n", 1, 0, 10)}, draw)
     statuses = _sent_values(auto.status)
     update = {"method": "update", "state": {"value": 2}, "buffer_paths": []}
-    auto.controls["n"]._handle_msg({"content": {"data": update}, "buffers": []})
+    auto.controls["n"].slider._handle_msg({"content": {"data": update}, "buffers": []})
     assert any(BUSY in s for s in sent_when["draw 2"])
     assert any("Training 2" in s for s in sent_when["block 2"])
 
@@ -350,10 +532,37 @@ def test_panels_show_the_keyboard_focus_and_break_only_between_words():
     held = [c.value for c in panel.children if getattr(c, "value", None) == ACCESS_HELPER]
     assert held and f"<style>{PANEL_CSS}</style>" in held[0]
     rules = re.sub(r"\s+", " ", PANEL_CSS)
-    for control in ("input", "select", "textarea", "button", ".widget-readout", ".noUi-handle"):
+    for control in ("input", "select", "textarea", "button", ".noUi-handle"):
         assert f".course-panel {control}:focus-visible" in rules
     width = re.search(r"outline: (\d+)px solid (#[0-9a-f]{6})", rules)
     assert width and int(width[1]) >= 2  # thicker than the 1 px border it replaces
     assert "word-break: normal !important" in rules
     assert "overflow-wrap: break-word !important" in rules
     assert "anywhere" not in rules and "break-all" not in rules
+
+
+def test_the_same_value_refused_again_says_so_again():
+    panel, _ = _slider_panel(number_slider("n", 4, 1, 12))
+    notes = []
+    for _ in range(3):
+        panel.controls["n"].box.value = "99"
+        notes.append(panel.message.value)
+    assert len(set(notes)) == 3 and "3 times in a row" in notes[-1]
+    panel.controls["n"].box.value = "5"
+    panel.controls["n"].box.value = "99"
+    assert "times in a row" not in panel.message.value
+
+
+def test_a_completing_box_keeps_its_names_for_the_page_and_draws_on_enter():
+    """The page refills the box's list as it is typed (ACCESS_HELPER's item 4, at most
+    COMPLETIONS names); the kernel hears the value on Enter only, and a panel draws it then."""
+    text = CompletingText("b", ["alpha", "beta", "b<c"], description="name", placeholder="a name")
+    panel = Panel({"name": text}, lambda name: Drawing(html=f"<p>{name}</p>"))
+    assert text.box.options == () and not text.box.continuous_update
+    assert "data-names='alpha beta b&lt;c'" in text.source.value
+    assert f"data-limit='{COMPLETIONS}'" in text.source.value
+    text.box.value = "beta"
+    assert text.value == "beta" and panel.text.value == "<p>beta</p>"
+    with panel.working("busy"):
+        assert text.box.disabled
+    assert "course-completions" in ACCESS_HELPER and "course-completing" in text._dom_classes

@@ -9,7 +9,6 @@ The moments are computed with course.adam.scratch's own `update_moments` and `bi
 
 from __future__ import annotations
 
-import ipywidgets as widgets
 import torch
 
 from course.adam.scratch import MAX_ADAM_STEPS, bias_corrections, update_moments
@@ -23,9 +22,12 @@ from course.figures import (
     series_style,
 )
 from course.markup import html_table
-from course.ui import Drawing, Panel
+from course.ui import Drawing, Panel, number_slider
 
 MEAN, NOISE = 1.0, 0.5  # the stream's true mean and spread: what the moments should estimate
+# The sliders' largest betas: the last step below 1, which `check_betas` (and torch's Adam)
+# refuse, so a slider never offers a value its panel then turns down.
+BETA1_MAX, BETA2_MAX = 0.99, 0.999
 
 
 def gradient_stream(
@@ -134,12 +136,8 @@ def summary_rows(result: dict[str, torch.Tensor], first: int, last: int) -> list
 def bias_correction_widget() -> Panel:
     """Sliders for beta1, beta2 and the step range; redraws on every change."""
     controls = {
-        "beta1": widgets.FloatSlider(value=0.9, min=0.0, max=1.0, step=0.01, description="beta1"),
-        "beta2": widgets.FloatSlider(
-            value=0.999, min=0.0, max=1.0, step=0.001, description="beta2", readout_format=".3f"
-        ),
-        "step_range": widgets.IntRangeSlider(
-            value=(1, 100), min=1, max=MAX_ADAM_STEPS, description="steps"
-        ),
+        "beta1": number_slider("beta1", 0.9, 0.0, BETA1_MAX, step=0.01),
+        "beta2": number_slider("beta2", 0.999, 0.0, BETA2_MAX, step=0.001),
+        "step_range": number_slider("steps", (1, 100), 1, MAX_ADAM_STEPS),
     }
     return Panel(controls, draw, title="Bias correction: why Adam divides by 1 - beta**t")

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 
 from course.adam.switchboard_cases import (
     CASES,
+    MAX_CASE_STEPS,
     RUN,
     Case,
     Outcome,
@@ -43,12 +44,12 @@ def switchboard() -> Panel:
     """The widget: two toggles and a Run button; the chosen case beside every case run so far."""
     import ipywidgets as widgets
 
-    from course.ui import Drawing, Panel
+    from course.ui import Drawing, Panel, number_slider
 
     controls = {
         "addcmul_broken": widgets.Checkbox(value=True, description="addcmul_ drops writes"),
         "addcdiv_broken": widgets.Checkbox(value=True, description="addcdiv_ drops writes"),
-        "steps": widgets.IntSlider(value=RUN["steps"], min=1, max=60, description="steps"),
+        "steps": number_slider("steps", RUN["steps"], 1, MAX_CASE_STEPS),
     }
 
     def draw(addcmul_broken: bool, addcdiv_broken: bool, steps: int, panel: Panel) -> Drawing:

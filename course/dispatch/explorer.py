@@ -1,9 +1,10 @@
 """The dispatch explorer: an op's registry entry beside its live dispatch table, and its path.
 
-Type an operator name (completion comes from native_functions.yaml) and pick a kind of tensor;
-the widget shows what the registry *declares* for the op, what the dispatcher *has* registered in
-this process right now, and, drawn as a diagram, the kernels a call really runs: the Python
-binding, then each dispatch key from highest priority down to the kernel that computes.
+Type an operator name (completion comes from native_functions.yaml, in the page: see
+`course.ui.CompletingText`), press Enter, and pick a kind of tensor; the widget shows what the
+registry *declares* for the op, what the dispatcher *has* registered in this process right now,
+and, drawn as a diagram, the kernels a call really runs: the Python binding, then each dispatch
+key from highest priority down to the kernel that computes.
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ from course.dispatch.tables import (
 )
 from course.errors import CourseError, require_choice
 from course.figures import describe
-from course.ui import Drawing, Panel
+from course.ui import CompletingText, Drawing, Panel
 
 # The kinds of tensor a learner can send the call to (each built fresh, 2x3 float32).
 SAMPLES: dict[str, Callable[[], torch.Tensor]] = {
@@ -36,6 +37,8 @@ SAMPLES: dict[str, Callable[[], torch.Tensor]] = {
     "meta tensor (shapes only)": lambda: torch.zeros(2, 3, device="meta"),
 }
 _BOX = {"binding": "#e8eef8", "layer": "#f4f4f4", "final": "#d8f0d8"}
+# What the op box's list offers while nothing is typed: the story's two ops and their overloads.
+STORY_PREFIX = "addc"
 
 
 def sample_tensor(kind: str) -> torch.Tensor:
@@ -178,16 +181,15 @@ def draw_explorer(op: str, tensor: str) -> Drawing:
 
 
 def dispatch_explorer(op: str = "addcmul_", tensor: str = "CPU tensor, requires_grad") -> Panel:
-    """The widget: an op name (with completion) and a tensor kind; redraws on change."""
+    """The widget: an op name (completed as it is typed, drawn on Enter) and a tensor kind."""
     require_choice("tensor", tensor, SAMPLES)  # before the dropdown, which would only say "invalid"
     controls = {
-        "op": widgets.Combobox(
-            value=op,
-            options=op_names(),
-            ensure_option=False,
-            continuous_update=False,
+        "op": CompletingText(
+            op,
+            op_names(),
             description="op",
-            placeholder="an aten op, e.g. addcmul_",
+            placeholder="an aten op, e.g. addcmul_, then Enter",
+            blank=STORY_PREFIX,
         ),
         "tensor": widgets.Dropdown(options=list(SAMPLES), value=tensor, description="tensor"),
     }

@@ -2,10 +2,20 @@
 
 from __future__ import annotations
 
+import html
+
 import pytest
 import torch
 
-from course.adam.bias_correction import bias_correction_widget, draw, gradient_stream, moments
+from course.adam.bias_correction import (
+    BETA1_MAX,
+    BETA2_MAX,
+    bias_correction_widget,
+    draw,
+    gradient_stream,
+    moments,
+)
+from course.adam.scratch import MAX_ADAM_STEPS
 from course.errors import CourseError
 from course.ui import BUSY
 
@@ -42,13 +52,50 @@ def test_widget_redraws_and_reports_bad_values():
     panel.controls["beta1"].value = 0.5
     assert panel.error == "" and panel.text.value != first_text
     assert ">2.0<" in panel.text.value  # 1 / (1 - 0.5) at step 1
-    panel.controls["beta1"].value = 1.0
-    assert "beta1=1.0" in panel.error and "beta1" in panel.message.value
+    with pytest.raises(CourseError, match="beta1=1.0 is not allowed"):
+        panel.controls["beta1"].value = 1.0  # the slider ends at 0.99: never clamped to it
     panel.controls["beta1"].value = 0.9
     panel.controls["step_range"].value = (7, 7)
     assert "at least two steps" in panel.error
     panel.controls["step_range"].value = (10, 300)
     assert panel.error == "" and ">10<" in panel.text.value
+
+
+def test_the_sliders_offer_exactly_the_betas_and_steps_the_panel_accepts():
+    """Issue 38: beta1's slider offered 1.00, which the panel then refused. Both ends of every
+    slider draw, and one step past either end is refused where it is typed."""
+    panel = bias_correction_widget()
+    beta1, beta2, steps = (panel.controls[name] for name in ("beta1", "beta2", "step_range"))
+    assert (beta1.high, beta2.high, steps.high) == (BETA1_MAX, BETA2_MAX, MAX_ADAM_STEPS)
+    for value in (beta1.low, beta1.high):
+        beta1.value = value
+        assert panel.error == "" and panel.image.value
+    beta2.value = beta2.high
+    steps.value = (steps.low, steps.high)
+    assert panel.error == "" and f">{MAX_ADAM_STEPS}<" in panel.text.value
+    with pytest.raises(CourseError, match="choose 0 <= beta1 < 1"):
+        draw(1.0, 0.999, (1, 10))  # what the slider's next step would have been
+
+
+@pytest.mark.parametrize(
+    ("control", "typed", "why"),
+    [
+        ("beta2", "-3", "which is below 0.000"),
+        ("beta1", "1", "which is above 0.99"),
+        ("beta1", "0,9", "which is not a number"),
+        ("step_range", f"1 - {MAX_ADAM_STEPS + 1}", f"which is above {MAX_ADAM_STEPS}"),
+    ],
+)
+def test_a_typed_beta_or_step_out_of_range_is_refused_out_loud(control, typed, why):
+    """03's beta2 box turned -3 into 0 without a word: the panel now says what was typed and
+    what is allowed, and the plot and table stay those of the value kept."""
+    panel = bias_correction_widget()
+    figure, table, kept = panel.image.value, panel.text.value, panel.controls[control].value
+    panel.controls[control].box.value = typed
+    message = html.unescape(panel.message.value)
+    assert f"you typed {typed!r}, {why}" in message and "Type " in message
+    assert panel.controls[control].value == kept
+    assert panel.image.value == figure and panel.text.value == table
 
 
 def test_short_step_ranges_get_whole_step_ticks():
@@ -66,7 +113,7 @@ def test_the_stream_length_is_bounded():
 def test_sliders_redraw_once_released_and_say_so_at_once(monkeypatch):
     """An arrow key or a drag redraws once, on release, and the status shows before the work."""
     panel = bias_correction_widget()
-    assert not any(control.continuous_update for control in panel.controls.values())
+    assert not any(control.slider.continuous_update for control in panel.controls.values())
     seen = []
 
     def watched(*args, **kwargs):

@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 
 from course.adam.switchboard import switchboard
-from course.adam.switchboard_cases import outcomes
+from course.adam.switchboard_cases import MAX_CASE_STEPS, RUN, outcomes
+from course.errors import CourseError
 from course.ui import BUSY
 
 
@@ -34,12 +35,22 @@ def test_widget_after_the_steps_slider_moves_to_one():
     assert "at 1 steps" in panel.text.value or "1 steps" in panel.text.value
 
 
-def test_widget_shows_a_message_for_bad_steps():
+@pytest.mark.parametrize(
+    ("typed", "why"), [("500", "above 200"), ("0", "below 1"), ("ten", "not a number")]
+)
+def test_widget_says_when_typed_steps_are_refused(typed, why):
+    """Issue 38: the steps box turned 500 into 60 without a word. Its range is what a case
+    trains (1 to MAX_CASE_STEPS); beyond it the panel says what was typed, and Run still
+    trains the steps it shows."""
     panel = switchboard()
-    panel.controls["steps"].min = 0
-    panel.controls["steps"].value = 0
-    panel.button.click()
-    assert "steps=0" in panel.error
+    steps = panel.controls["steps"]
+    assert (steps.low, steps.high) == (1, MAX_CASE_STEPS)
+    before = panel.text.value
+    steps.box.value = typed
+    assert f"you typed &#x27;{typed}&#x27;, which is {why}" in panel.message.value
+    assert steps.value == RUN["steps"] and panel.text.value == before
+    with pytest.raises(CourseError, match=f"steps={MAX_CASE_STEPS + 1} is not allowed"):
+        steps.value = MAX_CASE_STEPS + 1
 
 
 def test_widget_training_shows_progress_and_disables_its_controls(monkeypatch):

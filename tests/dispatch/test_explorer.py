@@ -10,7 +10,7 @@ import textwrap
 import pytest
 
 from course.dispatch.explorer import dispatch_explorer, entry_html, explorer_html, stacked_html
-from course.dispatch.registry import backend_kernel, lookup
+from course.dispatch.registry import backend_kernel, lookup, op_names
 from course.markup import html_table
 
 
@@ -26,6 +26,42 @@ def test_explorer_redraws_and_reports_unknown_names():
     assert "Did you mean: addcmul_" in panel.error
     panel.controls["op"].value = "mul_.Tensor"
     assert panel.error == "" and "mul.out" in panel.text.value
+
+
+def test_the_op_box_sends_no_list_and_every_op_name_once():
+    """Issue 38: with all 2,584 ops as the box's options the page took 0.2-0.5 s a key. The
+    box now has no options of its own: the names go to the page once, beside it, and the page
+    fills its list as the learner types (tests/browser/test_keyboard.py sees it there)."""
+    panel = dispatch_explorer()
+    op = panel.controls["op"]
+    assert op.box.options == () and not op.box.continuous_update  # typing sends nothing
+    names = re.search(r"data-names='([^']*)'", op.source.value)[1].split(" ")
+    assert names == op_names() and "data-blank='addc'" in op.source.value
+    assert op.source.layout.display == "none"
+
+
+def _type_and_enter(panel, text: str) -> None:
+    """What the page sends for a name typed and Enter: the box's value (continuous_update off)."""
+    panel.controls["op"].box.value = text
+
+
+def test_the_tensor_changing_under_an_op_error_shows_a_change():
+    """Issue 38: with an op error shown, picking another tensor changed nothing visible."""
+    panel = dispatch_explorer()
+    _type_and_enter(panel, "mul")
+    shown = [panel.message.value]
+    for kind in ("meta tensor (shapes only)", "CPU tensor"):
+        panel.controls["tensor"].value = kind
+        shown.append(panel.message.value)
+        assert "has no default overload" in panel.error
+    assert len(set(shown)) == 3 and "CPU tensor" in html.unescape(shown[-1])
+    _type_and_enter(panel, "mul.Tensor")
+    assert (
+        panel.controls["op"].value == "mul.Tensor"
+        and panel.error == ""
+        and panel.message.value == ""
+        and panel.image.value
+    )
 
 
 # What a 414 px column (one of the explorer's two, side by side in a notebook cell) shows in one
