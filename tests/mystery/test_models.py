@@ -186,3 +186,23 @@ def test_an_option_habit_is_as_often_set_where_it_is_not_the_trigger(habit, opti
     assert 0.35 < share < 0.65
     calls = [spec.design.constructor for spec in specs if option in spec.design.constructor]
     assert len({call.index(option) < call.index("optimizer=") for call in calls}) == 1
+
+
+def test_no_case_spells_its_condition_more_often_than_cases_without_it():
+    """Over every habit: a condition's spelling (foreach=True for the foreach path) is absent
+    from a case's code, or as common in cases of the family where it is not the condition."""
+    specs = [generate(seed) for seed in range(400)]
+    codes = {spec.seed: user_code(spec.design).lower() for spec in specs}
+    tells = _TELLS | {"foreach": ("foreach=true",)}
+    for spec in specs:
+        for kind in spec.bug.trigger.kinds:
+            for tell in tells.get(kind, (kind,)):
+                if not re.search(rf"\b{re.escape(tell)}\b", codes[spec.seed]):
+                    continue
+                elsewhere = [
+                    re.search(rf"\b{re.escape(tell)}\b", codes[other.seed]) is not None
+                    for other in specs
+                    if other.design.family == spec.design.family
+                    and kind not in other.bug.trigger.kinds
+                ]
+                assert sum(elsewhere) >= 0.35 * len(elsewhere), (spec.seed, tell)
