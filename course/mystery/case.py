@@ -43,6 +43,7 @@ from course.mystery.bugs import bug_free_backend, harmless_backend, planted_back
 from course.mystery.conditions import CONDITIONS, pattern
 from course.mystery.detours import Detour, Detours
 from course.mystery.effects import EFFECTS
+from course.mystery.families import Design
 from course.mystery.fixes import RECIPE, RECIPE_HABITS
 from course.mystery.generate import CaseSpec, generate
 from course.mystery.scenarios import USER_NAMES, Patch, Scenario, ScenarioReport, apply_patch, run
@@ -158,6 +159,7 @@ class Answer:
                 f"modelled on: {pattern(bug.trigger)}",
                 f"where it strikes: {self.spec.design.hit} (the user's habit: "
                 f"{self.spec.site.habit})",
+                *self._decoy(),
                 "",
                 "reference repro:",
                 self.spec.repro,
@@ -166,6 +168,16 @@ class Answer:
                 self.spec.fix,
             ]
         )
+
+    def _decoy(self) -> list[str]:
+        """The decoy symptom's line, if the case has one (families' Note [Decoy symptoms])."""
+        oddity = self.spec.design.oddity
+        if oddity is None:
+            return []
+        return [
+            f"decoy: {oddity.parameter} never changes because the user froze it "
+            "(requires_grad_(False)); the CPU run shows the same"
+        ]
 
     __repr__ = __str__
 
@@ -218,14 +230,7 @@ class Case:
 
     def source(self) -> Text:
         """The user's code: the model class, its recipe, the helpers it uses, build and data."""
-        design = self._spec.design
-        constructor = design.constructor.split("(")[0]
-        used = [models.Trainable, USER_NAMES[constructor]]
-        used += [f for name, f in USER_NAMES.items() if f"{name}(" in "".join(design.habit_lines)]
-        if constructor == "Attention":
-            used.append(models.split_heads)
-        parts = [inspect.getsource(obj) for obj in used] + [design.source()]
-        return Text("\n\n".join(parts))
+        return Text(user_code(self._spec.design))
 
     @staticmethod
     def conditions() -> Text:
@@ -472,6 +477,18 @@ class Case:
 
 
 # --- judging (module functions: the Case methods above stay short) ----------------------------
+
+
+def user_code(design: Design) -> str:
+    """What case.source() shows: the model class, its recipe, the helpers the build uses, and
+    the build and data code itself."""
+    constructor = design.constructor.split("(")[0]
+    used = [models.Trainable, USER_NAMES[constructor]]
+    used += [f for name, f in USER_NAMES.items() if f"{name}(" in "".join(design.habit_lines)]
+    if constructor == "Attention":
+        used.append(models.split_heads)
+    parts = [inspect.getsource(obj) for obj in used] + [design.source()]
+    return "\n\n".join(parts)
 
 
 def instructor_install() -> bool:

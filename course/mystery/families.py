@@ -1,12 +1,36 @@
 """The user code of a case, drawn from its seed: model family, sizes, recipe, data and one habit.
 
 A *site* is where a planted bug can strike in a family: a habit that gives some tensor an
-unusual property (weights imported transposed, one flat buffer, an in-place activation, a mask
-filled in place, the optimizer's foreach path...), the kernel families that write that tensor,
-and the conditions the habit creates there. `design(rng, site, kind)` draws everything else
-(sizes, learning rate, optimizer, steps, data) and returns a `Design`: the build code as the
-user wrote it (shown by `case.source()` and executed as shown, so the two cannot drift), the
-user's description, and the bound a size condition needs.
+unusual property (weights read from another framework's checkpoint, a packed checkpoint, an
+in-place activation, a mask filled in place, the optimizer's foreach path...), the kernel
+families that write that tensor, and the conditions the habit creates there.
+`design(rng, site, kind)` draws everything else (sizes, learning rate, optimizer, steps, data)
+and returns a `Design`: the build code as the user wrote it (shown by `case.source()` and
+executed as shown, so the two cannot drift), the user's description, and the bound a size
+condition needs.
+
+Note [Habits that are not the trigger]
+    An option that only the case's own habit sets would name the trigger to anyone who reads
+    the constructor call (`inplace=True` in exactly the in-place ReLU cases). So every case
+    also draws, each with even odds, the options of its family's other option habits (an
+    in-place ReLU, a clip, a soft cap, a query bias, the foreach path), from a random stream
+    of its own, so they leave the case's other numbers as they were. They do not change where
+    the planted bug strikes: an in-place ReLU, a clip, a soft cap and a query bias each add
+    calls of an op that, in their family, only their own habit's site plants, or one that
+    sets the option itself (a channels-last case whose ReLU is planted runs it in place); and
+    the foreach path calls the same per-tensor kernels on the same tensors as the default
+    path (course.emps.optim_paths). Which habit matters is then found by experiment, not by
+    reading which option is set.
+
+Note [Decoy symptoms]
+    A real report often mentions a second oddity the user noticed, harmless and of their own
+    making, that a careless investigator chases. Some cases carry one (`Oddity`, tagged in the
+    design): a bias the user froze with `requires_grad_(False)`, mentioned in their report as
+    a parameter that never changes. The emulated device never invents a bug, so the CPU run
+    shows the same frozen bias, and the course's method (compare with the CPU) rules it out;
+    `observe` reports only what differs from the CPU, so it is never a finding either. It is
+    drawn only where the planted bug strikes named tensors (not "every parameter", not the
+    foreach list's positions), so that freezing a bias takes nothing from what it strikes.
 
 Note [A site's condition must stay at its site]
     A planted condition must hold where the site says and nowhere a fix cannot reach: a size
@@ -17,6 +41,7 @@ Note [A site's condition must stay at its site]
 from __future__ import annotations
 
 import random
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from course.errors import CourseError
@@ -47,6 +72,25 @@ class Site:
 
 
 @dataclass(frozen=True)
+class Oddity:
+    """A decoy symptom: a bias the user froze themselves, which never changes on any device
+    (Note [Decoy symptoms])."""
+
+    parameter: str  # its name, e.g. "layers.0.bias"
+    reason: str  # the user's comment on the line that freezes it
+
+    @property
+    def line(self) -> str:
+        """The build line that freezes it."""
+        return f"{_path(self.parameter)}.requires_grad_(False)  # {self.reason}"
+
+    @property
+    def sentence(self) -> str:
+        """What the user says about it in their report."""
+        return f"Also, {self.parameter} never changes during training, if that matters."
+
+
+@dataclass(frozen=True)
 class Design:
     """One case's user code: the build, the data, the recipe, and how the user describes it."""
 
@@ -61,13 +105,12 @@ class Design:
     target: str = ""  # the attribute path the habit touches, e.g. "model.layers[1].weight"
     hit: str = ""  # what the planted bug strikes, in words (the answer; what tells cases apart)
     bound: int = 0  # the size bound of a "large", "long-dim" or "foreach" condition
+    oddity: Oddity | None = None  # a decoy symptom the user made themselves, if any
 
     def source(self) -> str:
         """The user's build code, exactly as it runs."""
-        body = [
-            f"    model = {self.constructor}.to(device)",
-            *(f"    {line}" for line in self.habit_lines),
-        ]
+        lines = [*self.habit_lines, *([self.oddity.line] if self.oddity else [])]
+        body = [f"    model = {self.constructor}.to(device)", *(f"    {line}" for line in lines)]
         return "\n".join(
             [
                 "def build(device, generator):",
@@ -109,7 +152,7 @@ SITES: tuple[Site, ...] = (
         "channels-last",
         (*ADAM, "masked_fill", "relu"),
         ("channels-last",),
-        "the second convolution's weight, its Adam state and the activations",
+        "the second convolution's weight, its Adam state and the activations it writes",
     ),
     *(
         Site(f, "eps", ("add",), ("tiny-scalar",), "Adam's denominators")
@@ -176,9 +219,34 @@ def _recipe(rng: random.Random, op: str, habit: str, low: float, high: float) ->
     return recipe
 
 
+# habit -> (families, the options it sets, drawn): see Note [Habits that are not the trigger]
+_OPTION_HABITS: dict[str, tuple[tuple[str, ...], Callable[[random.Random], dict]]] = {
+    "inplace-relu": (("mlp", "cnn"), lambda rng: {"inplace": True}),
+    "clip": (("cnn",), lambda rng: {"clip": rng.choice((1.0, 2.0, 3.0))}),
+    "query-bias": (("attention",), lambda rng: {"query_bias": True}),
+    "softcap": (("attention",), lambda rng: {"softcap": rng.choice((3.0, 5.0))}),
+    "foreach": (_FAMILIES, lambda rng: {"foreach": True}),
+}
+# the order of a constructor call's options: the model's, the habits', then the recipe's
+_ORDER = ("inplace", "clip", "query_bias", "softcap", "optimizer", "lr", "weight_decay", "foreach")
+
+
+def _other_habits(noise: random.Random, site: Site) -> dict:
+    """The options of the family's other option habits, each set with even odds (Note [Habits
+    that are not the trigger])."""
+    options: dict = {}
+    for habit, (families, drawn) in _OPTION_HABITS.items():
+        if site.family in families and noise.random() < 0.5 and habit != site.habit:
+            options |= drawn(noise)
+    return options
+
+
 def _call(name: str, options: dict) -> str:
-    """A constructor call as source text: name(generator, key=value...)."""
-    return f"{name}({', '.join(['generator', *(f'{k}={v!r}' for k, v in options.items())])})"
+    """A constructor call as source text: name(generator, key=value...), its options in one
+    order whichever habit set them."""
+    ordered = sorted(options, key=lambda k: _ORDER.index(k) if k in _ORDER else -1)
+    pairs = [f"{k}={options[k]!r}" for k in ordered]
+    return f"{name}({', '.join(['generator', *pairs])})"
 
 
 def _recipe_words(recipe: dict, steps: int) -> str:
@@ -207,27 +275,35 @@ class _Draft:
     bounds: dict[str, int]  # the bound each size condition needs in this draft
 
 
-def design(rng: random.Random, site: Site, kind: str, op: str, also: str = "") -> Design:
+def design(
+    rng: random.Random,
+    site: Site,
+    kind: str,
+    op: str,
+    also: str = "",
+    noise: random.Random | None = None,
+) -> Design:
     """Draw a whole design for a site and condition kind, and the second condition a pair
-    needs (sizes chosen so that both hold where the habit strikes)."""
+    needs (sizes chosen so that both hold where the habit strikes). `noise`, a stream of its
+    own, draws what is not the bug: the options of other habits and a decoy symptom (Notes
+    [Habits that are not the trigger] and [Decoy symptoms]); None for neither."""
     draft = _DRAFTERS[site.family](rng, site, kind, op, _ragged(site, kind, also))
+    others = _other_habits(noise, site) if noise else {}
+    oddity = _oddity(noise, site, kind, draft) if noise else None
     name = rng.choice(sorted(draft.weights))
     target, lines = _path(name), ()
     if site.habit in ("import", "even-inputs"):
-        maker = "load_transposed" if site.habit == "import" else "keep_even_inputs"
-        where = "a JAX checkpoint" if site.habit == "import" else "a model with twice the inputs"
+        maker = "load_flax" if site.habit == "import" else "keep_even_inputs"
+        where = "the Flax port" if site.habit == "import" else "a model with twice the inputs"
         shape = draft.weights[name]
         lines = (f"{target} = {maker}({shape}, generator, device)  # from {where}",)
     elif site.habit == "flat-buffer":
         target = repr(draft.buffer[1:])  # the weights that start inside the buffer
-        lines = (f"share_one_buffer(model, {draft.buffer})  # one allocation for all weights",)
+        lines = (f"load_packed(model, {draft.buffer})  # the weights as the C++ app ships them",)
     elif site.habit == "bfloat16":
-        lines = ("model = model.to(torch.bfloat16)  # half the memory",)
+        lines = ("model = compact(model)  # it has to fit on the phone",)
     elif site.habit == "channels-last":
-        lines = (
-            "model.memory_format = torch.channels_last  # faster convolutions on GPUs",
-            "model = model.to(memory_format=torch.channels_last)",
-        )
+        lines = ("load_tflite(model)  # the weights the Android team exported",)
     elif site.habit == "wide":
         target = _path(f"layers.{len(draft.weights) - 2}.weight")
     bound = draft.bounds.get(kind, 0)
@@ -239,15 +315,35 @@ def design(rng: random.Random, site: Site, kind: str, op: str, also: str = "") -
         site.family,
         site.habit,
         draft.task,
-        _call(draft.model, draft.options),
+        _call(draft.model, others | draft.options),
         lines,
         draft.data,
         draft.steps,
-        draft.description,
+        draft.description + (f" {oddity.sentence}" if oddity else ""),
         target,
         hit,
         bound,
+        oddity,
     )
+
+
+_ODD_REASONS = (
+    "kept as the pretrained model has it",
+    "fixed, as in the paper",
+    "frozen while we tune the rest",
+)
+
+
+def _oddity(noise: random.Random, site: Site, kind: str, draft: _Draft) -> Oddity | None:
+    """A frozen bias, with odds of one in three, where freezing it takes nothing from what the
+    bug strikes (Note [Decoy symptoms])."""
+    if "every" in site.tensor or kind == "foreach" or site.habit == "bfloat16":
+        return None
+    if noise.random() >= 1 / 3:
+        return None
+    weights = [n for n in draft.buffer if n.endswith(".weight")]
+    biases = [n.removesuffix(".weight") + ".bias" for n in weights] or ["head.bias"]
+    return Oddity(noise.choice(biases), noise.choice(_ODD_REASONS))
 
 
 def _ragged(site: Site, kind: str, also: str) -> bool:

@@ -31,10 +31,11 @@ _FIXES: dict[str, tuple[str, tuple[str, ...]]] = {
         ("model = model.float()",),
     ),
     "channels-last": (
-        "Give up channels_last: weights and activations in the default memory format.",
+        "Store the convolutions' weights row by row (channels first), as PyTorch's own "
+        "layers do: the second convolution then writes its output that way too.",
         (
-            "model.memory_format = torch.contiguous_format",
-            "model = model.to(memory_format=torch.contiguous_format)",
+            "for conv in (model.conv1, model.conv2):",
+            "    conv.weight = nn.Parameter(conv.weight.detach().contiguous())",
         ),
     ),
     "inplace-relu": (

@@ -3,10 +3,17 @@
 Each model is written the way a user might write it, and keeps its training recipe with it (as
 nanoGPT's `configure_optimizers` does), so a fix may change the recipe as well as the layers.
 A case's build (course.mystery.families) constructs one of these models and may add a *habit*
-that gives some tensor an unusual property: weights imported from a checkpoint stored
-`(in, out)`, layers sliced out of one flat buffer, bfloat16 weights, channels_last convolutions,
-in-place activations, a causal mask filled in place. Whether a habit matters is what the case is
-about.
+that gives some tensor an unusual property: weights read from another framework's checkpoint,
+a packed checkpoint or a wider layer, a smaller dtype, in-place activations, a causal mask filled
+in place. Whether a habit matters is what the case is about.
+
+Note [The user's code does not name the trigger]
+    A user rarely writes the property a kernel trips over: it comes with a habit (a Flax or
+    TFLite checkpoint whose layout differs from PyTorch's, a packed file, autocast's dtype).
+    The helpers are named and documented as their user would name them, after where the
+    weights come from, so the property is found by looking at the tensors (strides, storage
+    offset, dtype) at run time; tests/mystery/test_models.py checks, for a sample of the cases
+    of each such habit, that the code spells no condition of the case.
 
 Every builder draws all its numbers from a `torch.Generator` (never from torch's global RNG).
 """
@@ -125,7 +132,6 @@ class ConvNet(Trainable):
         border[..., 1:-1, 1:-1] = False
         self.register_buffer("border", border)
         self.clip = clip  # 0: no clipping
-        self.memory_format = torch.contiguous_format
 
     def mask_border(self, h: torch.Tensor) -> torch.Tensor:
         """Zero the padded border of each feature map, in place."""
@@ -136,7 +142,7 @@ class ConvNet(Trainable):
         return h.clamp_(-self.clip, self.clip) if self.clip else h
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        h = x.to(self.conv1.weight.dtype).contiguous(memory_format=self.memory_format)
+        h = x.to(self.conv1.weight.dtype)
         for conv in (self.conv1, self.conv2):
             h = self.act(self.clip_activations(self.mask_border(conv(h))))
         return self.head(h.mean(dim=(2, 3))).float()
@@ -215,8 +221,8 @@ class BagOfWords(Trainable):
 # --- the habits: what users do to their weights once the model is on its device --------------
 
 
-def load_transposed(shape: tuple[int, int], generator: torch.Generator, device) -> nn.Parameter:
-    """A weight from a checkpoint that stores matrices (in, out), as JAX/Flax does: `.T` of it."""
+def load_flax(shape: tuple[int, int], generator: torch.Generator, device) -> nn.Parameter:
+    """A weight from a Flax checkpoint: Flax's Dense kernels are stored (in, out)."""
     exported = torch.randn(shape[1], shape[0], generator=generator) * shape[1] ** -0.5
     return nn.Parameter(exported.to(device).T)
 
@@ -227,8 +233,8 @@ def keep_even_inputs(shape: tuple[int, int], generator: torch.Generator, device)
     return nn.Parameter(wide.to(device)[:, ::2])
 
 
-def share_one_buffer(model: nn.Module, names: tuple[str, ...]) -> None:
-    """Re-home the named parameters as views of one flat buffer (one allocation, one copy)."""
+def load_packed(model: nn.Module, names: tuple[str, ...]) -> None:
+    """Load the named weights from a packed checkpoint: one array holds them all, end to end."""
     params = [model.get_parameter(name) for name in names]
     flat = torch.cat([p.detach().reshape(-1) for p in params])
     start = 0
@@ -237,6 +243,19 @@ def share_one_buffer(model: nn.Module, names: tuple[str, ...]) -> None:
         owner, _, attribute = name.rpartition(".")
         setattr(model.get_submodule(owner), attribute, nn.Parameter(view))
         start += param.numel()
+
+
+def load_tflite(model: nn.Module) -> None:
+    """Replace each convolution's weight by the same numbers read from a TFLite export, whose
+    convolution kernels are stored (out, height, width, in)."""
+    for conv in (m for m in model.modules() if isinstance(m, nn.Conv2d)):
+        exported = conv.weight.detach().permute(0, 2, 3, 1).contiguous()  # as the file holds it
+        conv.weight = nn.Parameter(exported.permute(0, 3, 1, 2))  # back to (out, in, h, w)
+
+
+def compact(model: nn.Module) -> nn.Module:
+    """The model in the dtype torch's CPU autocast computes in: half the memory of float32."""
+    return model.to(torch.get_autocast_dtype("cpu"))
 
 
 # --- data ---------------------------------------------------------------------------------------

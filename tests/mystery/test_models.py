@@ -2,18 +2,25 @@
 
 from __future__ import annotations
 
+import re
+
+import pytest
 import torch
 
+from course.mystery.case import user_code
+from course.mystery.generate import generate
 from course.mystery.models import (
     MLP,
     Attention,
     BagOfWords,
     ConvNet,
+    compact,
     keep_even_inputs,
     linear,
-    load_transposed,
+    load_flax,
+    load_packed,
+    load_tflite,
     reviews,
-    share_one_buffer,
     split,
     split_heads,
     stripes,
@@ -88,16 +95,32 @@ def test_a_bag_of_words_scores_each_review():
 
 
 def test_the_habits_weights_have_the_shape_asked_for_and_their_unusual_strides():
-    transposed = load_transposed((3, 5), _gen(), "cpu")
+    transposed = load_flax((3, 5), _gen(), "cpu")
     assert transposed.shape == (3, 5) and transposed.stride() == (1, 3)
     even = keep_even_inputs((3, 5), _gen(), "cpu")
     assert even.shape == (3, 5) and even.stride() == (10, 2)
 
 
-def test_share_one_buffer_rehomes_parameters_as_views_of_one_storage_with_their_values():
+def test_a_tflite_export_gives_channels_last_weights_with_the_same_values():
+    model = ConvNet(_gen(), (2, 3), size=6)
+    before = model.conv2.weight.detach().clone()
+    load_tflite(model)
+    assert model.conv2.weight.is_contiguous(memory_format=torch.channels_last)
+    assert not model.conv2.weight.is_contiguous() and torch.equal(model.conv2.weight, before)
+    images = torch.randn(2, 1, 6, 6, generator=_gen())
+    hidden = model.conv2(model.conv1(images))  # the second convolution writes channels_last
+    assert hidden.is_contiguous(memory_format=torch.channels_last) and not hidden.is_contiguous()
+
+
+def test_compact_puts_the_model_in_bfloat16():
+    model = compact(MLP(_gen(), (2, 3, 4)))
+    assert {p.dtype for p in model.parameters()} == {torch.bfloat16}
+
+
+def test_load_packed_rehomes_parameters_as_views_of_one_storage_with_their_values():
     model = MLP(_gen(), (2, 3, 4))
     before = [p.detach().clone() for p in (model.layers[0].weight, model.layers[1].weight)]
-    share_one_buffer(model, ("layers.0.weight", "layers.1.weight"))
+    load_packed(model, ("layers.0.weight", "layers.1.weight"))
     after = [model.layers[0].weight, model.layers[1].weight]
     assert after[0].untyped_storage().data_ptr() == after[1].untyped_storage().data_ptr()
     assert all(torch.equal(a, b) for a, b in zip(after, before, strict=True))
@@ -115,3 +138,71 @@ def test_the_datasets_are_seeded_and_split_with_unused_slots_left_empty():
     teacher = Attention(_gen(), width=4, heads=2, tokens=3)
     sequences = teacher_sequences(_gen(1), 8, teacher, width=4)
     assert sequences.x.shape == (6, 3, 4) and sequences.y.shape == (6, 3)
+
+
+# How a reader would spell each condition these habits create, in code or in a name.
+_TELLS = {
+    "transposed": ("transposed",),
+    "step-sliced": ("step_sliced", "step-sliced"),
+    "storage-offset": ("storage_offset", "storage-offset", "one_buffer", "flat buffer"),
+    "bfloat16": ("bfloat16", "bf16"),
+    "channels-last": ("channels_last", "channels-last", "memory_format"),
+}
+_REWRITTEN = ("import", "even-inputs", "flat-buffer", "bfloat16", "channels-last")
+
+
+@pytest.mark.parametrize("habit", _REWRITTEN)
+def test_the_users_code_does_not_spell_the_condition_its_habit_creates(habit):
+    """Note [The user's code does not name the trigger]: the property is found by looking at
+    tensors, not by reading a name; a sample of seeds of each such habit."""
+    specs = [s for s in map(generate, range(1500)) if s.design.habit == habit][:6]
+    assert len(specs) >= 3
+    for spec in specs:
+        code = user_code(spec.design).lower()
+        for kind in spec.bug.trigger.kinds:
+            for tell in _TELLS.get(kind, (kind,)):
+                assert not re.search(rf"\b{re.escape(tell)}\b", code), (spec.seed, tell)
+
+
+@pytest.mark.parametrize(
+    ("habit", "option"),
+    [
+        ("inplace-relu", "inplace=True"),
+        ("clip", "clip="),
+        ("softcap", "softcap="),
+        ("query-bias", "query_bias=True"),
+        ("foreach", "foreach=True"),
+    ],
+)
+def test_an_option_habit_is_as_often_set_where_it_is_not_the_trigger(habit, option):
+    """Note [Habits that are not the trigger]: reading which option is set does not tell the
+    case's habit; the options come in one order whichever habit set them."""
+    specs = [generate(seed) for seed in range(800)]
+    own = [spec for spec in specs if spec.design.habit == habit]
+    assert own and all(option in spec.design.constructor for spec in own)
+    families = {spec.design.family for spec in own}
+    others = [s for s in specs if s.design.habit != habit and s.design.family in families]
+    share = sum(option in spec.design.constructor for spec in others) / len(others)
+    assert 0.35 < share < 0.65
+    calls = [spec.design.constructor for spec in specs if option in spec.design.constructor]
+    assert len({call.index(option) < call.index("optimizer=") for call in calls}) == 1
+
+
+def test_no_case_spells_its_condition_more_often_than_cases_without_it():
+    """Over every habit: a condition's spelling (foreach=True for the foreach path) is absent
+    from a case's code, or as common in cases of the family where it is not the condition."""
+    specs = [generate(seed) for seed in range(400)]
+    codes = {spec.seed: user_code(spec.design).lower() for spec in specs}
+    tells = _TELLS | {"foreach": ("foreach=true",)}
+    for spec in specs:
+        for kind in spec.bug.trigger.kinds:
+            for tell in tells.get(kind, (kind,)):
+                if not re.search(rf"\b{re.escape(tell)}\b", codes[spec.seed]):
+                    continue
+                elsewhere = [
+                    re.search(rf"\b{re.escape(tell)}\b", codes[other.seed]) is not None
+                    for other in specs
+                    if other.design.family == spec.design.family
+                    and kind not in other.bug.trigger.kinds
+                ]
+                assert sum(elsewhere) >= 0.35 * len(elsewhere), (spec.seed, tell)

@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import pytest
+
+from course.mystery.case import Answer, Measured, measured
+from course.mystery.generate import generate
 from course.mystery.scenarios import ScenarioReport
 from course.mystery.symptoms import brief, observe, title
 
@@ -37,3 +41,37 @@ def test_the_brief_is_the_users_description_then_what_they_saw():
     text = brief("I train a model.", findings)
     assert text.startswith("I train a model. On the emulated Mac, a never changes")
     assert "same script on a CPU trains as expected" in text
+
+
+def _with_oddity(family: str) -> Measured:
+    """The first seed of a family whose case (its first draw) carries a decoy symptom."""
+    seeds = (s for s in range(2000) if generate(s).design.family == family)
+    return next(measured(s) for s in seeds if generate(s).design.oddity and measured(s).findings)
+
+
+@pytest.mark.parametrize("family", ["mlp", "cnn", "attention", "bag-of-words"])
+def test_a_decoy_symptom_shows_the_same_on_the_cpu_and_is_never_a_finding(family):
+    """Note [Decoy symptoms]: the user's own frozen bias, in their report, never changes on the
+    case's device nor on the CPU; comparing with the CPU rules it out."""
+    found = _with_oddity(family)
+    oddity = found.spec.design.oddity
+    assert oddity and oddity.sentence in brief(found.spec.design.description, [])
+    assert oddity.line in found.spec.design.source()
+    assert found.buggy.moved[oddity.parameter] == found.healthy.moved[oddity.parameter] == 0.0
+    assert found.buggy.norms[oddity.parameter] == found.healthy.norms[oddity.parameter]
+    assert found.findings and all(oddity.parameter not in f.sentence for f in found.findings)
+
+
+def test_a_decoy_comes_in_some_cases_never_where_the_bug_strikes_every_parameter():
+    specs = [generate(seed) for seed in range(600)]
+    with_oddity = [spec for spec in specs if spec.design.oddity]
+    assert 0.15 < len(with_oddity) / len(specs) < 0.4
+    assert not any("every" in s.design.hit or "number" in s.design.hit for s in with_oddity)
+
+
+def test_the_instructors_answer_names_the_decoy_and_only_where_there_is_one():
+    specs = [generate(seed) for seed in range(60)]
+    odd = next(spec for spec in specs if spec.design.oddity)
+    plain = next(spec for spec in specs if not spec.design.oddity)
+    assert f"decoy: {odd.design.oddity.parameter} never changes" in str(Answer(odd))
+    assert "decoy" not in str(Answer(plain))
