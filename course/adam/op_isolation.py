@@ -16,6 +16,7 @@ import torch
 
 from course import emps
 from course.errors import require_choice, require_int, require_seed, require_shape
+from course.exercises.watch import learner_result
 from course.layout.named import laid_out
 
 # Each op as Adam's single-tensor step calls it (see course.adam.scratch.adam_step).
@@ -207,17 +208,6 @@ def timing_summary(rows: list[dict[str, object]]) -> str:
 # ---- the learner's own functions, run where the notebook's text reads their results ----------
 
 
-def _measured(measure: Callable[[], object]) -> object:
-    """One result of the learner's function, or what stopped it: a table cell, never a crash
-    (Run All in an untouched copy reaches this cell before the function is written)."""
-    try:
-        return measure()
-    except NotImplementedError:
-        return "not written yet"
-    except Exception as exc:  # the learner's function failing: shown in its cell, not raised
-        return f"raised {type(exc).__name__}"
-
-
 def by_layout(isolate_op: Callable[[str, str, str], object]) -> list[dict[str, object]]:
     """Your `isolate_op` for each op, with a transposed output and with transposed inputs.
 
@@ -226,10 +216,10 @@ def by_layout(isolate_op: Callable[[str, str, str], object]) -> list[dict[str, o
     return [
         {
             "op": op,
-            "transposed output": _measured(
+            "transposed output": learner_result(
                 lambda op=op: isolate_op(op, "transposed", "contiguous")
             ),
-            "transposed inputs": _measured(
+            "transposed inputs": learner_result(
                 lambda op=op: isolate_op(op, "contiguous", "transposed")
             ),
         }
@@ -247,6 +237,6 @@ def by_version(lost_ops: Callable[[emps.Profile], object]) -> list[dict[str, obj
         return ", ".join(sorted(found)) or "none"
 
     return [
-        {"profile": p.label, "lost into a transposed output": _measured(lambda p=p: lost(p))}
+        {"profile": p.label, "lost into a transposed output": learner_result(lambda p=p: lost(p))}
         for p in emps.PROFILES.values()
     ]

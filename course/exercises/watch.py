@@ -38,3 +38,16 @@ def ready_made(functions: Mapping[str, Callable]) -> Iterator[list[str]]:
         yield seen
     finally:
         sys.setprofile(previous)
+
+
+def learner_result(measure: Callable[[], object]) -> object:
+    """One result of the learner's function for a ready-made table that follows its check, or
+    what stopped it: a table cell, never a crash (Run All in an untouched learner copy reaches
+    such a table before the function is written, and the text after it reads the learner's own
+    results, never values left blank)."""
+    try:
+        return measure()
+    except NotImplementedError:
+        return "not written yet"
+    except Exception as exc:  # the learner's function failing: shown in its cell, not raised
+        return f"raised {type(exc).__name__}"

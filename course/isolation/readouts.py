@@ -12,21 +12,12 @@ from collections.abc import Callable, Mapping
 
 import torch
 
+from course.exercises.watch import learner_result
 from course.isolation import experiments
 from course.isolation.experiments import DECODER, ENCODER, Bench, Update
 
 HERRING_BETAS = ((0.9, 0.999), (0.9, 0.9), (0.5, 0.0))  # the story's, a shorter memory, beta2 = 0
 HERRING_STEPS = (1, 5)
-
-
-def _measured(measure: Callable[[], object]) -> object:
-    """One result of the learner's function, or what stopped it: a table cell, never a crash."""
-    try:
-        return measure()
-    except NotImplementedError:
-        return "not written yet"
-    except Exception as exc:  # the learner's function failing: shown in its cell, not raised
-        return f"raised {type(exc).__name__}"
 
 
 def _number(value: object) -> object:
@@ -42,7 +33,7 @@ def gradients(
     """Your `grad_check` on both weights' gradients (after one `bench.backward()`)."""
     rows = []
     for name in (ENCODER, DECODER):
-        got = _measured(lambda name=name: grad_check(bench.parameter(name).grad))
+        got = learner_result(lambda name=name: grad_check(bench.parameter(name).grad))
         pair = isinstance(got, tuple | list) and len(got) == 2
         largest, zeros = got if pair else (got, "")
         rows.append(
@@ -58,7 +49,7 @@ def moves(
     return [
         {
             "update": label,
-            "encoder moved": _measured(lambda u=u: encoder_moves(experiments.bench(), u)),
+            "encoder moved": learner_result(lambda u=u: encoder_moves(experiments.bench(), u)),
         }
         for label, u in updates.items()
     ]
@@ -66,7 +57,7 @@ def moves(
 
 def adam_state(encoder_adam_state: Callable[[Bench], object]) -> list[dict[str, object]]:
     """Your `encoder_adam_state` on a fresh story bench, as one row."""
-    got = _measured(lambda: encoder_adam_state(experiments.bench()))
+    got = learner_result(lambda: encoder_adam_state(experiments.bench()))
     pair = isinstance(got, tuple | list) and len(got) == 2
     m, v = got if pair else (got, "")
     return [{"weight": ENCODER, "max |exp_avg|": _number(m), "max exp_avg_sq": _number(v)}]
@@ -78,7 +69,7 @@ def herrings(frozen_after: Callable[[Bench, tuple, int], object]) -> list[dict[s
         {
             "betas": betas,
             "steps": steps,
-            "encoder never moved": _measured(
+            "encoder never moved": learner_result(
                 lambda b=betas, s=steps: frozen_after(experiments.bench(), b, s)
             ),
         }
@@ -103,6 +94,6 @@ def differences(
         return ", ".join(sorted(found)) if isinstance(found, set | frozenset) else found
 
     return [
-        {"encoder.weight vs": label, "differs in": _measured(lambda o=other: shown(o))}
+        {"encoder.weight vs": label, "differs in": learner_result(lambda o=other: shown(o))}
         for label, other in others.items()
     ]

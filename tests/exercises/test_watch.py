@@ -7,7 +7,7 @@ import sys
 import torch
 
 from course.adam import scratch
-from course.exercises.watch import ready_made
+from course.exercises.watch import learner_result, ready_made
 
 
 def test_a_ready_made_function_is_seen_through_a_wrapper_and_the_hook_is_restored():
@@ -31,3 +31,15 @@ def test_ready_made_keeps_an_earlier_profile_hook_informed():
         assert used == ["adam"] and "call" in calls and sys.getprofile() is earlier
     finally:
         sys.setprofile(None)
+
+
+def test_a_learner_result_is_a_table_cell_whatever_the_function_does():
+    def scaffold():
+        raise NotImplementedError
+
+    def broken():
+        return 1 / 0
+
+    assert learner_result(lambda: 42) == 42
+    assert learner_result(scaffold) == "not written yet"
+    assert learner_result(broken) == "raised ZeroDivisionError"
