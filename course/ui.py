@@ -247,13 +247,19 @@ class NumberSlider(widgets.HBox):
 
     def shown(self, value: object) -> str:
         """A value as the box writes it: in the slider's readout format, or to six digits
-        where that format would round what was typed (0.905 on a slider of 0.01 steps)."""
+        where that format would round what was typed (0.905 on a slider of 0.01 steps), in
+        the format's notation (01's lr box writes 3e-03, then 5.62341e-03, not 0.00562341)."""
         if isinstance(value, tuple):
             return " - ".join(map(self.shown, value))
         if self.whole or not isinstance(value, float):
             return str(value)
         rounded = format(value, self._format)  # as the slider's own readout wrote it
-        return rounded if float(rounded) == value else f"{value:.6g}"
+        if float(rounded) == value:
+            return rounded
+        if not self._format.endswith("e"):
+            return f"{value:.6g}"
+        digits = (format(value, f".{n}e") for n in range(1, 6))  # the fewest that hold it
+        return next((text for text in digits if float(text) == value), format(value, ".5e"))
 
     def on_refusal(self, callback: Callable[[str], None]) -> None:
         """Call `callback(message)` whenever the box refuses what was typed."""
@@ -492,10 +498,10 @@ class Panel(widgets.VBox):
                 self._changes.append(f"pressing {self.button.description} again")
             self.redraw()
 
-    def _note(self, text: str) -> None:
+    def _note(self, text: str, kind: str = "info") -> None:
         """A passing remark above the figure (an error being shown stays above it)."""
         shown = [message_html(self._error_text(), "error")] if self.error else []
-        self.message.value = "".join(shown + ([message_html(text, "info")] if text else []))
+        self.message.value = "".join(shown + ([message_html(text, kind)] if text else []))
         self._noted = bool(text)
 
     def _refused(self, text: str) -> None:
@@ -504,7 +510,7 @@ class Panel(widgets.VBox):
         last, count = self._refusal
         count = count + 1 if self._noted and text == last else 1
         self._refusal = (text, count)
-        self._note(text + (f" ({count} times in a row.)" if count > 1 else ""))
+        self._note(text + (f" ({count} times in a row.)" if count > 1 else ""), "warning")
 
     def _changed(self, name: str, value: object) -> None:
         """A control changed: a panel without a button redraws; one with a button drops its

@@ -13,6 +13,7 @@ import pytest
 
 from course.errors import CourseError
 from course.figures import describe, fitted_figure
+from course.markup import message_html
 from course.ui import (
     ACCESS_HELPER,
     BUSY,
@@ -185,6 +186,17 @@ def test_a_plain_ipywidgets_slider_gets_the_checked_box_too():
         NumberSlider(widgets.SelectionSlider(options=["a", "b"], description="s"))
 
 
+def test_a_log_sliders_box_keeps_its_exponent_notation():
+    """01's lr box wrote 3e-03, then 0.00562341 one step further: one notation throughout, as
+    many digits as the value needs (up to six), and what it shows reads back as the value."""
+    lr = widgets.FloatLogSlider(value=3e-3, min=-4, max=-2, step=0.25, readout_format=".0e")
+    box = NumberSlider(lr)
+    assert box.box.value == "3e-03"
+    lr.value = 10**-2.25
+    assert box.box.value == "5.62341e-03" and box.shown(1e-4) == "1e-04"
+    assert box.shown(2.5e-3) == "2.5e-03" and float(box.shown(1 / 3 * 1e-2)) != 1 / 3 * 1e-2
+
+
 def _slider_panel(slider):
     """A panel drawing its slider's value as text, and the values it drew."""
     drawn = []
@@ -217,6 +229,7 @@ def test_a_typed_value_out_of_range_is_refused_out_loud(typed, why):
     message = html.unescape(panel.message.value)
     assert f"you typed {typed!r}, {why}" in message
     assert "a whole number from 1 to 12" in message and "n stays at 4" in message
+    assert message_html("x", "warning")[:60] in message  # amber: refused, nothing broke
     assert slider.value == 4 and slider.slider.value == 4 and slider.box.value == "4"
     assert drawn == [4] and panel.image.value == figure and panel.text.value == text
     assert panel.error == ""  # nothing is wrong with what is drawn

@@ -274,12 +274,13 @@ def family_call(
 def family_call_on(
     backend: emps.Backend, family: str, output: torch.Tensor
 ) -> tuple[torch.Tensor, list[emps.KernelEvent]]:
-    """`family_call` on an emulated copy of `output` (any strides, offset and values).
+    """`family_call` on an emulated copy of `output` (any strides, offset, values and
+    floating dtype: the input takes the output's, as lerp_ needs one dtype for both).
 
     The values afterwards are read through the output's storage (see `read_back`)."""
     gen = torch.Generator().manual_seed(0)
     out, storage = emulated_in_storage(output)
-    x = torch.randn(output.shape, generator=gen).to(emps.DEVICE)
+    x = torch.randn(output.shape, generator=gen).to(output.dtype).to(emps.DEVICE)
     with emps.use_backend(backend), emps.record() as log:
         FAMILY_CALLS[family](out, x)
     return read_back(storage, output), log.events

@@ -90,18 +90,7 @@ def redesign_outputs() -> list[tuple[str, torch.Tensor]]:
 def _expected_values(family: str, layout: str, dtype: torch.dtype) -> torch.Tensor:
     """What the family's call leaves in the output on a profile without lost writes."""
     fixed = emps.Backend(emps.FIXED_MACOS14)
-    return _family_call(fixed, family, hidden_output(layout, dtype=dtype))
-
-
-def _family_call(backend: emps.Backend, family: str, output: torch.Tensor) -> torch.Tensor:
-    """placeholder_lab.family_call_on with its input in the output's dtype (lerp_ takes one
-    dtype): what the output's storage holds afterwards."""
-    gen = torch.Generator().manual_seed(0)
-    out, storage = placeholder_lab.emulated_in_storage(output)
-    x = torch.randn(output.shape, generator=gen).to(output.dtype).to(emps.DEVICE)
-    with emps.use_backend(backend):
-        FAMILY_CALLS[family](out, x)
-    return placeholder_lab.read_back(storage, output)
+    return placeholder_lab.family_call_on(fixed, family, hidden_output(layout, dtype=dtype))[0]
 
 
 def _placeholder_kernel(placeholder_class, notes: KernelNotes, log: BlockLog):
@@ -213,7 +202,9 @@ def _redesign_case(
     layout, output = hidden
     where = f"{family} on {described(layout, output)}"
     try:
-        values = _family_call(_redesign_backend(placeholder_class, notes, log), family, output)
+        values, _ = placeholder_lab.family_call_on(
+            _redesign_backend(placeholder_class, notes, log), family, output
+        )
     except Exception as exc:
         if is_scaffold(exc):
             return not_attempted("your class still raises NotImplementedError.")
