@@ -78,10 +78,19 @@ test-notebooks: $(STAMP)
 # driven with the keyboard alone (tests/browser/test_keyboard.py).
 # The site and the decks are opened offline: every slide fits 1280x720, and axe-core (npm, via
 # `make web`) finds nothing serious or critical (tests/accessibility.py runs it).
-# Two processes: each suite drives its own Playwright (a second sync Playwright cannot start
-# inside the first one's event loop in one process).
+# The JupyterLab suite in two pytest calls: its 22 Run All tests (marker run_all), which mostly wait
+# on a kernel, two at a time (two xdist workers, each with its own JupyterLab); then the rest,
+# one at a time, so the tests that time a response have no Run All beside them. Both calls share
+# COURSE_BROWSER_RUN: the second's check across notebooks and each call's report read the run's
+# records (build/browser-records/). The second call runs even when the first fails.
+# The site and deck suite is a third process: each suite drives its own Playwright (a second sync
+# Playwright cannot start inside the first one's event loop in one process).
+test-browser: export COURSE_BROWSER_RUN := $(shell date +%Y%m%d-%H%M%S)
 test-browser: web
-	timeout -k 30 1800 $(BIN)/python -m pytest tests/browser -m browser -v -p no:cacheprovider
+	timeout -k 30 900 $(BIN)/python -m pytest tests/browser -m "browser and run_all" -n 2 \
+		--dist load -v -p no:cacheprovider; status=$$?; \
+	timeout -k 30 900 $(BIN)/python -m pytest tests/browser -m "browser and not run_all" -v \
+		-p no:cacheprovider && exit $$status
 	timeout -k 30 600 $(BIN)/python -m pytest tests -m browser -v -p no:cacheprovider \
 		--ignore=tests/browser
 

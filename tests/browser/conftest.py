@@ -1,4 +1,4 @@
-"""One JupyterLab server and one headless Chromium shared by every browser test.
+"""One JupyterLab server and one headless Chromium per pytest process, shared by its browser tests.
 
 Why a real server and browser: nbval proves the kernels run, not that a learner sees working
 widgets. Both processes are started once per session (JupyterLab takes seconds to start) and are
@@ -6,7 +6,13 @@ stopped in `finally` blocks, kernels included, even when a test fails or is inte
 server serves a temporary copy of notebooks/, learner/ and assets/ (side by side, as in the
 repository, so markdown's ../assets images resolve), so Run All never rewrites the repository's
 files, and uses a temporary config and settings dir, so a developer's own JupyterLab set-up (and its
-news pop-up) cannot change what the tests see.
+news pop-up) cannot change what the tests see. Under pytest-xdist each worker has its own of both
+(its own port, token, runtime and config folders): `make test-browser` runs the whole-notebook Run
+All tests (marker `run_all`) two at a time, then the other tests one at a time.
+
+What a test measures for the end-of-run report is saved as a file in build/browser-records/<run>/,
+so the report and the checks across notebooks see every test of the run, whichever worker or pytest
+call ran it (see `BrowserReport`).
 """
 
 from __future__ import annotations
@@ -14,6 +20,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import re
 import secrets
 import shutil
 import signal
@@ -25,11 +32,13 @@ import urllib.error
 import urllib.request
 from collections import Counter
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 import psutil
 import pytest
+
+from tests.accessibility import Finding
 
 ROOT = Path(__file__).resolve().parents[2]
 # COURSE_BROWSER_NOTEBOOKS points the suite at another folder of notebooks (used to try it out).
@@ -37,6 +46,11 @@ NOTEBOOK_SRC = Path(os.environ.get("COURSE_BROWSER_NOTEBOOKS", ROOT / "notebooks
 LEARNER_SRC = Path(os.environ.get("COURSE_BROWSER_LEARNER", ROOT / "learner"))
 ASSETS_SRC = ROOT / "assets"
 SCREENSHOTS = ROOT / "build" / "screenshots"
+RECORDS = ROOT / "build" / "browser-records"  # one folder per run: BrowserReport
+# A run: `make test-browser` names one for both of its pytest calls; a pytest call that is not
+# given one is a run of its own. A session is one pytest call (its xdist workers included).
+RUN_VAR, SESSION_VAR = "COURSE_BROWSER_RUN", "COURSE_BROWSER_SESSION"
+WORKER_VAR = "PYTEST_XDIST_WORKER"  # xdist names each worker's process "gw0", "gw1", ...
 CHROMIUM = Path("/usr/bin/chromium")
 SCREEN = {"width": 1280, "height": 800}  # issue 27: a laptop's screen, where nothing may scroll
 CHROMIUM_ARGS = [
@@ -200,53 +214,110 @@ def _stop_tree(process: subprocess.Popen, shutdown: callable) -> None:
     process.wait(timeout=15)
 
 
+def pytest_configure(config: pytest.Config) -> None:
+    """Register `run_all`. xdist's controller (or a lone pytest) names its session and the run
+    here, before any worker starts (workers inherit both), and forgets earlier runs' records."""
+    config.addinivalue_line(
+        "markers", "run_all: Run All of a whole notebook (make test-browser runs two at a time)"
+    )
+    if hasattr(config, "workerinput"):
+        # xdist's id of this session, the same in every worker: for a controller that did not
+        # load this file (`pytest tests -m browser -n 2`), and so printed no report
+        os.environ.setdefault(SESSION_VAR, config.workerinput["testrunuid"])
+        os.environ.setdefault(RUN_VAR, config.workerinput["testrunuid"])
+        return
+    os.environ[SESSION_VAR] = secrets.token_hex(8)
+    run = os.environ.setdefault(RUN_VAR, os.environ[SESSION_VAR])
+    for old in RECORDS.glob("*"):
+        if old.name != run:
+            shutil.rmtree(old, ignore_errors=True)
+
+
 @dataclass
 class BrowserReport:
-    """What the suite measured, printed at the end of the run."""
+    """What browser tests measured, printed at the end of the run.
 
-    lab_startup_s: float = 0.0
+    Each test fills its own (the `browser_report` fixture), saved when the test ends, passed or
+    not, as build/browser-records/<run>/<test>.json: workers and pytest calls share no memory,
+    so the report and the checks across notebooks merge the run's files (`of_run`).
+    """
+
+    labs: list[float] = field(default_factory=list)  # per server: seconds until its API answered
     notebooks: dict[str, dict] = field(default_factory=dict)  # "notebooks/00_x.ipynb" -> row
     overflows: list[str] = field(default_factory=list)  # every panel found wider than its cell
     # axe's serious/critical findings in JupyterLab's own interface, per notebook: reported, not
     # failed on (the course cannot change JupyterLab's markup; its own content is asserted)
-    frame_findings: dict[str, list] = field(default_factory=dict)
+    frame_findings: dict[str, list[Finding]] = field(default_factory=dict)
+
+    def save(self, name: str) -> None:
+        """Write it into the run's folder, marked with the pytest session that made it."""
+        folder = RECORDS / os.environ[RUN_VAR]
+        folder.mkdir(parents=True, exist_ok=True)
+        record = {"session": os.environ[SESSION_VAR], "report": asdict(self)}
+        slug = re.sub(r"[^\w.-]+", "_", name)  # a test's node id, as a file name
+        (folder / f"{slug}.json").write_text(json.dumps(record))
+
+    @classmethod
+    def of_run(cls, session: str | None = None) -> BrowserReport:
+        """Everything this run recorded, or only what one pytest session of it recorded."""
+        merged = cls()
+        for path in sorted((RECORDS / os.environ[RUN_VAR]).glob("*.json")):
+            record = json.loads(path.read_text())
+            if session not in (None, record["session"]):
+                continue
+            saved = record["report"]
+            merged.labs += saved["labs"]
+            merged.notebooks.update(saved["notebooks"])
+            merged.overflows += saved["overflows"]
+            for name, found in saved["frame_findings"].items():
+                merged.frame_findings[name] = [Finding(**finding) for finding in found]
+        return merged
 
 
-_REPORT = BrowserReport()
+@pytest.fixture
+def browser_report(request: pytest.FixtureRequest) -> Iterator[BrowserReport]:
+    """This test's measurements; saved for the run's report when the test ends."""
+    report = BrowserReport()
+    yield report
+    report.save(request.node.nodeid)
 
 
-@pytest.fixture(scope="session")
-def browser_report() -> BrowserReport:
-    """The session's measurements; tests add one entry per notebook."""
-    return _REPORT
+@pytest.fixture
+def browser_run() -> BrowserReport:
+    """What every test of this run recorded so far, whichever worker or pytest call ran it."""
+    return BrowserReport.of_run()
 
 
 def pytest_terminal_summary(terminalreporter) -> None:
-    if not _REPORT.notebooks and not _REPORT.lab_startup_s:
+    report = BrowserReport.of_run(session=os.environ[SESSION_VAR])
+    if not report.notebooks and not report.labs:
         return
     write = terminalreporter.write_line
     terminalreporter.section("JupyterLab browser run")
-    write(f"JupyterLab answered its REST API {_REPORT.lab_startup_s:.1f} s after launch")
-    for name, row in _REPORT.notebooks.items():
+    took = ", ".join(f"{seconds:.1f} s" for seconds in report.labs)
+    servers = f" ({len(report.labs)} servers, one per worker)" if len(report.labs) > 1 else ""
+    write(f"JupyterLab answered its REST API {took} after launch{servers}")
+    # the references first, then the learner copies, each in the lessons' order
+    for name, row in sorted(report.notebooks.items(), key=lambda i: ("learner/" in i[0], i[0])):
         retry = " (Run All retried)" if row["retried"] else ""
         write(
             f"{name}: {row['seconds']:.1f} s total, Run All {row['run_all_s']:.1f} s{retry}, "
             f"{row['panels']} panels; {'; '.join(row['actions']) or 'no widget driven'}"
         )
-    for line in _REPORT.overflows:
+    for line in report.overflows:
         write(f"OVERFLOW {line}")
-    _write_frame_findings(write)
+    _write_frame_findings(report, write)
 
 
-def _write_frame_findings(write) -> None:
+def _write_frame_findings(report: BrowserReport, write) -> None:
     """JupyterLab's own accessibility findings: per notebook, how many of each rule (every code
     cell's editor repeats the same one), then one example of each rule."""
-    if not _REPORT.frame_findings:
+    if not report.frame_findings:
         return
     write("axe-core, JupyterLab's own interface (serious/critical; not the course's content):")
     examples = {}
-    for name, found in _REPORT.frame_findings.items():
-        row = _REPORT.notebooks.get(name, {})  # absent when the test failed after axe ran
+    for name, found in sorted(report.frame_findings.items()):
+        row = report.notebooks.get(name, {})  # absent when the test failed after axe ran
         took = f" (axe {row['axe_s']:.1f} s)" if "axe_s" in row else ""
         rules = Counter(finding.rule for finding in found)
         counts = ", ".join(f"{rule} x{count}" for rule, count in sorted(rules.items()))
@@ -308,7 +379,8 @@ def lab(tmp_path_factory: pytest.TempPathFactory, _stop_on_sigterm: None) -> Ite
     server = LabServer(f"http://127.0.0.1:{port}", token, root, process, log)
     try:
         _wait_until_up(server)
-        server.startup_s = _REPORT.lab_startup_s = time.perf_counter() - started
+        server.startup_s = time.perf_counter() - started
+        BrowserReport(labs=[server.startup_s]).save(f"lab-{os.environ.get(WORKER_VAR, 'alone')}")
         yield server
     finally:
         _stop_tree(process, lambda: server.api("POST", "/api/shutdown"))
