@@ -29,8 +29,12 @@ PRELOADED = ("torch",)  # what every test's fresh process would otherwise import
 SERVE = f"from {__name__} import serve\nserve()\n"
 
 
-def python(code: str, env: dict[str, str], *, timeout: float) -> subprocess.CompletedProcess:
-    """What `python -c CODE` run in ROOT with `env` does, returned as `subprocess.run` would."""
+def python(
+    code: str, env: dict[str, str] | None = None, *, timeout: float
+) -> subprocess.CompletedProcess:
+    """What `python -c CODE` run in ROOT with `env` (default: this process's) does, returned as
+    `subprocess.run(..., capture_output=True, text=True)` would."""
+    env = dict(os.environ if env is None else env)
     if not hasattr(os, "fork"):
         command = [sys.executable, "-c", code]
         return subprocess.run(
