@@ -3,10 +3,11 @@
 Tests that need a process whose imports start fresh (what one process has imported says nothing
 about another) spent ~3.5 s each on a 2-core machine, most of it importing torch. One helper
 process per pytest worker imports torch, and nothing from `course`, once; each run is a child
-forked from it, which starts from that state. The child runs the code as `python -c CODE` would:
-its own `__main__`, argv `['-c']`, the given environment and working directory, stdin empty, and
-its exit code, stdout and stderr handed back as a `subprocess.CompletedProcess`. Where there is no
-fork (Windows), each run is a fresh `python -c` instead.
+forked from it, which starts from that state. The child runs the code as `python -c CODE`
+started in ROOT would: its own `__main__`, argv `['-c']`, the given environment in `os.environ`
+(`sys.path` is the helper's, ROOT first), stdin empty, exit handlers run at its end; its exit
+code, stdout and stderr come back as a `subprocess.CompletedProcess`. Where there is no fork
+(Windows), each run is a fresh `python -c` instead.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ import functools
 import io
 import os
 import pickle
+import signal
 import subprocess
 import sys
 import tempfile
@@ -142,7 +144,7 @@ def _wait(pid: int, timeout: float) -> int | None:
         if done:
             return os.waitstatus_to_exitcode(status)
         time.sleep(0.002)
-    os.kill(pid, 9)
+    os.kill(pid, signal.SIGKILL)
     os.waitpid(pid, 0)
     return None
 
