@@ -2,8 +2,9 @@
 
 The doctor exists for exactly the broken machine, so no command of `python -m course` may die
 of a missing widget stack; nor may a checker, nor the shared layer, which also imports no
-lesson. Each test runs a fresh Python (what one process has imported says nothing about another)
-whose import system refuses ipywidgets, as where it was never installed.
+lesson. Each test runs a fresh Python (what one process has imported says nothing about another:
+`tests.forked`, whose children start with torch already imported and nothing of `course`) whose
+import system refuses ipywidgets, as where it was never installed.
 """
 
 from __future__ import annotations
@@ -11,12 +12,12 @@ from __future__ import annotations
 import ast
 import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from course.__main__ import COMMANDS
+from tests import forked
 
 ROOT = Path(__file__).resolve().parents[1]
 COURSE = ROOT / "course"
@@ -39,14 +40,7 @@ SHARED = sorted(f"course.{p.stem}" for p in COURSE.glob("*.py") if p.stem != "__
 def _python(code: str, tmp_path: Path, *, blocked: bool = True) -> subprocess.CompletedProcess:
     """Run `code` in a fresh Python (ipywidgets refused when `blocked`), progress kept apart."""
     env = {**os.environ, "PYTHONPATH": str(ROOT), "COURSE_PROGRESS_DIR": str(tmp_path)}
-    return subprocess.run(
-        [sys.executable, "-c", "import sys\n" + (BLOCKER if blocked else "") + code],
-        capture_output=True,
-        text=True,
-        cwd=ROOT,
-        env=env,
-        timeout=600,
-    )
+    return forked.python("import sys\n" + (BLOCKER if blocked else "") + code, env, timeout=600)
 
 
 def _course(argv: list[str], tmp_path: Path) -> subprocess.CompletedProcess:
@@ -63,6 +57,17 @@ def test_the_blocker_refuses_ipywidgets(tmp_path):
     """Without this, every test below could pass on a machine that imports nothing it blocks."""
     done = _python("import ipywidgets", tmp_path)
     assert done.returncode != 0 and "No module named 'ipywidgets'" in done.stderr
+
+
+def test_a_fresh_python_has_loaded_no_course_module_and_no_widget_stack(tmp_path):
+    """The tests below read what an import loaded from the fresh Python's `sys.modules`: that
+    proves something only if it starts with no `course` module and no ipywidgets loaded, neither
+    inherited from pytest (which has imported `course`) nor from what the fork helper preloads."""
+    code = (
+        "print(sorted(n for n in sys.modules if n.partition('.')[0] in ('course', 'ipywidgets')))\n"
+    )
+    done = _python(code, tmp_path, blocked=False)
+    assert done.returncode == 0 and done.stdout.split() == ["[]"], done.stderr
 
 
 @pytest.mark.parametrize("name", sorted(COMMANDS))

@@ -4,9 +4,9 @@ cases run in a child process: a regression must fail this test, not take pytest 
 
 from __future__ import annotations
 
-import subprocess
-import sys
 import textwrap
+
+from tests import forked
 
 SCRIPT = """
 import torch
@@ -47,12 +47,7 @@ print("after:", x.grad.cpu().tolist())
 
 
 def test_errors_in_a_backward_pass_are_raised_and_the_process_lives():
-    done = subprocess.run(
-        [sys.executable, "-c", textwrap.dedent(SCRIPT)],
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
+    done = forked.python(textwrap.dedent(SCRIPT), timeout=300)
     assert done.returncode == 0, done.stderr[-2000:]
     lines = done.stdout.splitlines()
     assert "kernel: a learner's kernel raised" in lines

@@ -15,8 +15,6 @@ sparse gradient), so it is tested in a child process.
 from __future__ import annotations
 
 import functools
-import subprocess
-import sys
 import textwrap
 
 import pytest
@@ -25,6 +23,7 @@ from torch import nn
 
 from course import emps
 from course.emps.mps_kernels import same_bits
+from tests import forked
 
 HISTORICAL = {"addcmul", "addcdiv"}  # what 2.2.1 loses, into non-contiguous outputs only
 
@@ -176,12 +175,7 @@ for profile in emps.PROFILES:
 
 
 def test_a_sparse_embedding_trains_with_sparse_adam_in_a_child_process():
-    done = subprocess.run(
-        [sys.executable, "-c", textwrap.dedent(SPARSE_STEP)],
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
+    done = forked.python(textwrap.dedent(SPARSE_STEP), timeout=300)
     assert done.returncode == 0, done.stderr[-2000:]
     lines = done.stdout.split("\n")
     assert [line for line in lines if line] == [

@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 import io
-import subprocess
-import sys
 import textwrap
 
 import torch
 
 from course import emps
+from tests import forked
 
 
 def roundtrip(obj, **load_kwargs):
@@ -90,12 +89,7 @@ print("done")
 
 def test_storage_calls_work_or_refuse_and_never_crash():
     """In a child process: a crash (a segfault before this was fixed) must not take pytest."""
-    done = subprocess.run(
-        [sys.executable, "-c", textwrap.dedent(STORAGE_CALLS)],
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    done = forked.python(textwrap.dedent(STORAGE_CALLS), timeout=120)
     assert done.returncode == 0, done.stderr[-2000:]
     lines = done.stdout.splitlines()
     assert "new emps:0 8" in lines and "typed emps:0" in lines

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import functools
 import re
 
 import pytest
 import torch
 
 from course.mystery.case import user_code
-from course.mystery.generate import generate
+from course.mystery.generate import CaseSpec, generate
 from course.mystery.models import (
     MLP,
     Attention,
@@ -151,11 +152,19 @@ _TELLS = {
 _REWRITTEN = ("import", "even-inputs", "flat-buffer", "bfloat16", "channels-last")
 
 
+@functools.cache
+def _specs() -> tuple[CaseSpec, ...]:
+    """The first 1500 seeds' cases, generated once for the tests below: generate's own cache
+    keeps the last 512, so each test's scan made them all again. Shared as generate shares its
+    cached ones: frozen dataclasses, which the tests only read."""
+    return tuple(map(generate, range(1500)))
+
+
 @pytest.mark.parametrize("habit", _REWRITTEN)
 def test_the_users_code_does_not_spell_the_condition_its_habit_creates(habit):
     """Note [The user's code does not name the trigger]: the property is found by looking at
     tensors, not by reading a name; a sample of seeds of each such habit."""
-    specs = [s for s in map(generate, range(1500)) if s.design.habit == habit][:6]
+    specs = [s for s in _specs() if s.design.habit == habit][:6]
     assert len(specs) >= 3
     for spec in specs:
         code = user_code(spec.design).lower()
@@ -177,7 +186,7 @@ def test_the_users_code_does_not_spell_the_condition_its_habit_creates(habit):
 def test_an_option_habit_is_as_often_set_where_it_is_not_the_trigger(habit, option):
     """Note [Habits that are not the trigger]: reading which option is set does not tell the
     case's habit; the options come in one order whichever habit set them."""
-    specs = [generate(seed) for seed in range(800)]
+    specs = _specs()[:800]
     own = [spec for spec in specs if spec.design.habit == habit]
     assert own and all(option in spec.design.constructor for spec in own)
     families = {spec.design.family for spec in own}
@@ -191,7 +200,7 @@ def test_an_option_habit_is_as_often_set_where_it_is_not_the_trigger(habit, opti
 def test_no_case_spells_its_condition_more_often_than_cases_without_it():
     """Over every habit: a condition's spelling (foreach=True for the foreach path) is absent
     from a case's code, or as common in cases of the family where it is not the condition."""
-    specs = [generate(seed) for seed in range(400)]
+    specs = _specs()[:400]
     codes = {spec.seed: user_code(spec.design).lower() for spec in specs}
     tells = _TELLS | {"foreach": ("foreach=true",)}
     for spec in specs:

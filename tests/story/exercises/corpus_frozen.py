@@ -5,6 +5,7 @@ their flaw with the words their feedback must hold."""
 from __future__ import annotations
 
 import copy
+import functools
 
 import numpy as np
 import torch
@@ -228,6 +229,30 @@ def measured(model, measure=frozen_names, profile=None, **options):
     return model, measure(model, trainer(profile or emps.DEFAULT_PROFILE, steps=2, **options))
 
 
+# The runs several answers hand over, each done once; answers take a copy (_copy_of).
+@functools.cache
+def _story_run():
+    return _frozen()
+
+
+@functools.cache
+def _two_steps():
+    return measured(fresh_model())
+
+
+@functools.cache
+def _two_steps_unmeasured():
+    model = fresh_model()
+    trainer(steps=2)(model)
+    return model
+
+
+def _copy_of(run):
+    """A deep copy of what `run` gave (its model on the same device, with the same strides and
+    values): no answer and no check can change what the next answer is handed."""
+    return copy.deepcopy(run())
+
+
 def _trained_on_the_cpu_and_loaded():
     model, on_cpu = fresh_model(), fresh_model(device="cpu")
     frozen = frozen_names(on_cpu, trainer(steps=2))
@@ -237,7 +262,7 @@ def _trained_on_the_cpu_and_loaded():
 
 def _trained_twice():
     """The cell's run, then one more call of the same training (a cell run again, say)."""
-    model, frozen = measured(fresh_model())
+    model, frozen = _copy_of(_two_steps)
     trainer(steps=2)(model)
     return model, frozen
 
@@ -246,9 +271,7 @@ def _story_run_reported_as(frozen):
     """The story's model, trained, handed over with `frozen` as its names."""
 
     def answer():
-        model = fresh_model()
-        trainer(steps=2)(model)
-        return model, frozen
+        return _copy_of(_two_steps_unmeasured), frozen
 
     return answer
 
@@ -266,7 +289,7 @@ def _frozen_as(kind):
     """The notebook's measurement, with the names handed over as another collection."""
 
     def answer():
-        model, frozen = _frozen()
+        model, frozen = _copy_of(_story_run)
         return model, kind(frozen)
 
     return answer
@@ -294,7 +317,7 @@ FROZEN = Corpus(
         "a count": (_story_run_reported_as(1), "a count"),
         "one string": (_story_run_reported_as("encoder.weight"), "one string"),
         "the pair reversed": (
-            lambda: tuple(reversed(measured(fresh_model()))),
+            lambda: tuple(reversed(_copy_of(_two_steps))),
             "the pair (model, frozen)",
         ),
         "no names": (_story_run_reported_as([]), "misses"),
@@ -325,16 +348,16 @@ FROZEN = Corpus(
             "no parameter of your model",
         ),
         "a list [model, frozen]": (
-            lambda: [*measured(fresh_model())],
+            lambda: [*_copy_of(_two_steps)],
             "the pair (model, frozen)",
         ),
         "frozen by gradients": (
             lambda: measured(fresh_model(), by_gradients()),
             "misses a parameter",
         ),
-        "the model alone": (lambda: measured(fresh_model())[0], "the pair (model, frozen)"),
+        "the model alone": (lambda: _copy_of(_two_steps)[0], "the pair (model, frozen)"),
         "2 steps: the same names, another run": (
-            lambda: measured(fresh_model()),
+            lambda: _copy_of(_two_steps),
             "another number of steps",
         ),
         "another learning rate": (
