@@ -78,8 +78,9 @@ test-notebooks: $(STAMP)
 # driven with the keyboard alone (tests/browser/test_keyboard.py).
 # The site and the decks are opened offline: every slide fits 1280x720, and axe-core (npm, via
 # `make web`) finds nothing serious or critical (tests/accessibility.py runs it).
-# The JupyterLab suite in two pytest calls: its 22 Run All tests (marker run_all), which mostly wait
-# on a kernel, two at a time (two xdist workers, each with its own JupyterLab); then the rest,
+# The JupyterLab suite in two pytest calls: its 22 Run All tests (marker run_all) two at a time
+# (two xdist workers, each with its own JupyterLab; on a quiet 2-core machine that saves little,
+# as each kernel's torch already uses both cores: README, Speed); then the rest,
 # one at a time, so the tests that time a response have no Run All beside them. Both calls share
 # COURSE_BROWSER_RUN: the second's check across notebooks and each call's report read the run's
 # records (build/browser-records/). The second call runs even when the first fails.
