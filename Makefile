@@ -79,16 +79,17 @@ test-notebooks: $(STAMP)
 # The site and the decks are opened offline: every slide fits 1280x720, and axe-core (npm, via
 # `make web`) finds nothing serious or critical (tests/accessibility.py runs it).
 # The JupyterLab suite in two pytest calls: its 22 Run All tests (marker run_all) two at a time
-# (two xdist workers, each with its own JupyterLab; on a quiet 2-core machine that saves little,
-# as each kernel's torch already uses both cores: README, Speed); then the rest,
-# one at a time, so the tests that time a response have no Run All beside them. Both calls share
-# COURSE_BROWSER_RUN: the second's check across notebooks and each call's report read the run's
-# records (build/browser-records/). The second call runs even when the first fails.
+# (two xdist workers, each with its own JupyterLab), each kernel's torch on one thread
+# (OMP_NUM_THREADS=1: two kernels of two threads each on 2 cores gained nothing; README, Speed);
+# then the rest, one at a time, so the tests that time a response have no Run All beside them.
+# Both calls share COURSE_BROWSER_RUN: the second's check across notebooks and each call's report
+# read the run's records (build/browser-records/). The second call runs even when the first fails.
 # The site and deck suite is a third process: each suite drives its own Playwright (a second sync
 # Playwright cannot start inside the first one's event loop in one process).
 test-browser: export COURSE_BROWSER_RUN := $(shell date +%Y%m%d-%H%M%S)
 test-browser: web
-	timeout -k 30 900 $(BIN)/python -m pytest tests/browser -m "browser and run_all" -n 2 \
+	OMP_NUM_THREADS=1 timeout -k 30 900 $(BIN)/python -m pytest tests/browser \
+		-m "browser and run_all" -n 2 \
 		--dist load -v -p no:cacheprovider; status=$$?; \
 	timeout -k 30 900 $(BIN)/python -m pytest tests/browser -m "browser and not run_all" -v \
 		-p no:cacheprovider && exit $$status
